@@ -1,0 +1,62 @@
+"""spark-synth: differentially private synthetic copies of large tables, on Spark.
+
+The workflow, left to right (each step is a module; data flows one way)::
+
+    schema (public domain)        load_schema("adult.schema.json")
+    measure (Spark, exact)        one distributed pass over the table: marginal counts
+    privacy (driver, once)        Accountant + OpenDP Gaussian noise, zCDP inside, (ε, δ) outside
+    engines (driver)              fit a model from noisy measurements only
+    sample (Spark)                generate rows on the executors from the broadcast model
+    io / track                    Delta / Parquet / CSV out; MLflow run with the privacy report
+
+Typical use::
+
+    from spark_synth import Synthesizer, load_schema
+    synth = Synthesizer("independent", epsilon=1.0, delta=1e-9).fit(df, load_schema("adult.schema.json"))
+    synth.sample(10_000, seed=7).write.format("delta").save("/tmp/synthetic_adult")
+
+Guarantee: (ε, δ)-DP under the add/remove-one-row neighbouring relation, for everything derived
+from a fitted :class:`Synthesizer` (sampling is post-processing and spends nothing).
+"""
+
+__version__ = "0.1.0"
+
+from .config import RunConfig  # noqa: E402
+from .errors import (  # noqa: E402
+    BudgetExhausted,
+    DataValidationError,
+    InternalError,
+    NotFittedError,
+    OutputError,
+    ParameterError,
+    SchemaError,
+    SparkSynthError,
+    UserInputError,
+)
+from .pipeline import Synthesizer, run  # noqa: E402
+from .privacy import NEIGHBOURING_RELATION, PrivacyBudget  # noqa: E402
+from .schema import Column, ColumnType, Schema, load_schema  # noqa: E402
+from .session import get_spark  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "Synthesizer",
+    "run",
+    "RunConfig",
+    "load_schema",
+    "Schema",
+    "Column",
+    "ColumnType",
+    "PrivacyBudget",
+    "NEIGHBOURING_RELATION",
+    "get_spark",
+    "SparkSynthError",
+    "UserInputError",
+    "ParameterError",
+    "SchemaError",
+    "DataValidationError",
+    "OutputError",
+    "NotFittedError",
+    "BudgetExhausted",
+    "InternalError",
+]

@@ -1,0 +1,42 @@
+"""Where data lives: paths (local or remote URIs) vs catalog table names, and output formats."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TABLE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*){0,2}$")
+_FORMATS = {".csv": "csv", ".parquet": "parquet", ".delta": "delta"}
+
+
+@dataclass(frozen=True)
+class Location:
+    """A data location: a catalog table (``db.table``) or a path, with its storage format."""
+
+    target: str
+    is_table: bool
+    format: str  # "delta", "parquet" or "csv"
+
+    @property
+    def describe(self) -> str:
+        return f"table {self.target}" if self.is_table else f"{self.format} at {self.target}"
+
+
+def is_table_name(target: str) -> bool:
+    """``name``, ``db.name`` or ``catalog.db.name`` without a file extension is a table name."""
+    return bool(_TABLE_NAME.match(target)) and format_from_extension(target) is None
+
+
+def format_from_extension(target: str) -> str | None:
+    lower = target.rstrip("/").lower()
+    for ext, fmt in _FORMATS.items():
+        if lower.endswith(ext):
+            return fmt
+    return None
+
+
+def output_location(target: str) -> Location:
+    """Output format from the extension (``.csv``, ``.parquet``); otherwise a Delta table/path."""
+    if is_table_name(target):
+        return Location(target, True, "delta")
+    return Location(target, False, format_from_extension(target) or "delta")

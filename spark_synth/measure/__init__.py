@@ -1,0 +1,6 @@
+"""Measure layer: the only code that reads private rows. Exact, distributed, returns small arrays."""
+
+from .marginals import count_marginals, marginal_shape
+from .validate import check_structure
+
+__all__ = ["count_marginals", "marginal_shape", "check_structure"]

@@ -1,0 +1,53 @@
+"""The one source of privacy noise: OpenDP's Gaussian samplers.
+
+Integer inputs get the exact discrete Gaussian; float inputs OpenDP's floating-point-safe
+continuous Gaussian. Both draw from OpenDP's CSPRNG — never ``numpy.random`` or ``torch``.
+The returned ρ is OpenDP's own privacy map of the measurement, so the zCDP cost is certified by
+the library that sampled the noise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import opendp.prelude as dp
+
+from ..errors import InternalError
+
+dp.enable_features("contrib")
+
+
+def gaussian_measurement(scale: float, integer: bool) -> dp.Measurement:
+    """OpenDP Gaussian measurement on vectors (ℓ2 metric, zCDP output measure)."""
+    atom = dp.atom_domain(T=dp.i64) if integer else dp.atom_domain(T=float, nan=False)
+    metric = dp.l2_distance(T=dp.i64 if integer else float)
+    return dp.m.make_gaussian(dp.vector_domain(atom), metric, scale=float(scale))
+
+
+def calibrated_measurement(rho: float, l2_sensitivity: float, integer: bool) -> tuple[dp.Measurement, float, float]:
+    """The smallest-σ OpenDP Gaussian whose certified cost at ``l2_sensitivity`` is ≤ ρ.
+
+    Starts from σ = Δ / √(2ρ) and nudges σ up only if OpenDP's map rounds the cost above ρ.
+    Returns ``(measurement, sigma, certified_rho)``.
+    """
+    if not (rho > 0 and math.isfinite(rho)):
+        raise InternalError(f"calibration needs a positive finite rho; got {rho!r}")
+    d_in = int(l2_sensitivity) if integer else float(l2_sensitivity)
+    if integer and d_in != l2_sensitivity:
+        raise InternalError(f"integer sensitivity expected; got {l2_sensitivity!r}")
+    scale = float(l2_sensitivity) / math.sqrt(2.0 * rho)
+    for _ in range(64):
+        measurement = gaussian_measurement(scale, integer)
+        certified = float(measurement.map(d_in))
+        if certified <= rho:
+            return measurement, scale, certified
+        scale = math.nextafter(scale, math.inf) * (1.0 + 1e-15)
+    raise InternalError("could not calibrate the Gaussian mechanism within the allocated rho")
+
+
+def add_gaussian_noise(values: np.ndarray, measurement: dp.Measurement, integer: bool) -> np.ndarray:
+    """Release ``values`` (a 1-D array) through ``measurement``; returns a float64 array."""
+    flat = np.asarray(values).ravel()
+    data = [int(v) for v in flat] if integer else [float(v) for v in flat]
+    return np.asarray(measurement(data), dtype=np.float64).reshape(np.shape(values))

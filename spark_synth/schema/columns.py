@@ -1,0 +1,190 @@
+"""Immutable descriptions of a table's public domain: :class:`Column` and :class:`Schema`.
+
+The domain is public information supplied by the user (categories, bounds, bins). Nothing here is
+ever derived from the private data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from ..errors import SchemaError
+
+#: Integer columns whose range has at most this many values are measured value by value.
+MAX_EXACT_INTEGER_VALUES = 128
+#: Default number of equal-width public bins for wider numeric columns.
+DEFAULT_NUMERIC_BINS = 64
+
+
+class ColumnType(str, Enum):
+    """The four column kinds of the schema file format."""
+
+    CATEGORICAL = "categorical"
+    ORDINAL = "ordinal"
+    INTEGER = "integer"
+    CONTINUOUS = "continuous"
+
+    @property
+    def is_discrete(self) -> bool:
+        return self in (ColumnType.CATEGORICAL, ColumnType.ORDINAL)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column's public domain.
+
+    Categorical/ordinal columns list their ``categories`` (in order for ordinals); integer and
+    continuous columns give public ``min``/``max`` bounds and optionally ``bins``, the number of
+    equal-width bins they are measured on. ``nullable`` columns have an extra "null" code, so
+    missing values are measured and reproduced at a DP-estimated rate.
+    """
+
+    name: str
+    type: ColumnType
+    categories: tuple = ()
+    min: float | None = None
+    max: float | None = None
+    bins: int | None = None
+    nullable: bool = True
+
+    def __post_init__(self) -> None:
+        where = f"column '{self.name}'"
+        if not isinstance(self.name, str) or not self.name:
+            raise SchemaError(f"every column needs a non-empty string 'name'; got {self.name!r}")
+        if self.type.is_discrete:
+            if len(self.categories) == 0:
+                raise SchemaError(f"{where} is {self.type.value} and needs a non-empty 'categories' list")
+            if len(set(self.categories)) != len(self.categories):
+                raise SchemaError(f"{where} lists a category twice; categories must be unique")
+            kinds = {_category_kind(c) for c in self.categories}
+            if len(kinds) != 1 or None in kinds:
+                raise SchemaError(
+                    f"{where}: categories must be all strings, all integers or all numbers; got "
+                    f"{sorted({type(c).__name__ for c in self.categories})}"
+                )
+        else:
+            for key in ("min", "max"):
+                value = getattr(self, key)
+                if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise SchemaError(
+                        f"{where} is {self.type.value} and needs a finite public '{key}' bound; "
+                        f"got {value!r}. Bounds must come from public knowledge, never from the data."
+                    )
+            if not self.min < self.max:
+                raise SchemaError(f"{where}: 'min' ({self.min}) must be below 'max' ({self.max})")
+            if self.type is ColumnType.INTEGER and (self.min != int(self.min) or self.max != int(self.max)):
+                raise SchemaError(f"{where} is integer; its bounds must be whole numbers")
+            if self.bins is not None and (isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1):
+                raise SchemaError(f"{where}: 'bins' must be a positive integer; got {self.bins!r}")
+
+    # ---- measurement domain -------------------------------------------------------------
+    @property
+    def category_kind(self) -> str | None:
+        """'string', 'integer' or 'float' for discrete columns; None for numeric ones."""
+        return _category_kind(self.categories[0]) if self.type.is_discrete else None
+
+    @property
+    def n_values(self) -> int:
+        """Number of non-null codes: categories, or public bins for numeric columns."""
+        if self.type.is_discrete:
+            return len(self.categories)
+        return len(self.bin_edges) - 1
+
+    @property
+    def size(self) -> int:
+        """Number of codes in the measurement domain (non-null codes, plus one for null)."""
+        return self.n_values + (1 if self.nullable else 0)
+
+    @property
+    def null_code(self) -> int | None:
+        """The code that stands for a missing value (the last one), or None if not nullable."""
+        return self.n_values if self.nullable else None
+
+    @property
+    def bin_edges(self) -> np.ndarray:
+        """Public bin edges for numeric columns (``n_values + 1`` increasing floats).
+
+        Integer columns with at most :data:`MAX_EXACT_INTEGER_VALUES` values (and no explicit
+        ``bins``) get one bin per value; otherwise ``bins`` equal-width bins over [min, max].
+        """
+        if self.type.is_discrete:
+            raise SchemaError(f"column '{self.name}' is {self.type.value}; it has categories, not bins")
+        lo, hi = float(self.min), float(self.max)
+        if self.type is ColumnType.INTEGER:
+            n_int = int(hi - lo) + 1
+            n_bins = self.bins or (n_int if n_int <= MAX_EXACT_INTEGER_VALUES else DEFAULT_NUMERIC_BINS)
+            n_bins = min(n_bins, n_int)
+            return np.linspace(lo - 0.5, hi + 0.5, n_bins + 1)
+        return np.linspace(lo, hi, (self.bins or DEFAULT_NUMERIC_BINS) + 1)
+
+    def to_dict(self) -> dict:
+        out: dict = {"name": self.name, "type": self.type.value}
+        if self.type.is_discrete:
+            out["categories"] = list(self.categories)
+        else:
+            out["min"], out["max"] = self.min, self.max
+            if self.bins is not None:
+                out["bins"] = self.bins
+        out["nullable"] = self.nullable
+        return out
+
+
+@dataclass(frozen=True)
+class Schema:
+    """An ordered, immutable collection of :class:`Column` plus optional dataset metadata."""
+
+    columns: tuple[Column, ...]
+    name: str | None = None
+    target: str | None = None
+    task: str | None = None
+    _by_name: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise SchemaError("the schema declares no columns; list at least one under 'columns'")
+        names = [c.name for c in self.columns]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise SchemaError(f"the schema declares these columns more than once: {dupes}")
+        if self.target is not None and self.target not in names:
+            raise SchemaError(f"the schema's target '{self.target}' is not one of its columns")
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def __getitem__(self, name: str) -> Column:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise SchemaError(f"the schema has no column named '{name}'") from None
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def to_dict(self) -> dict:
+        out: dict = {"columns": [c.to_dict() for c in self.columns]}
+        for key in ("name", "target", "task"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+def _category_kind(value) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float) and math.isfinite(value):
+        return "float"
+    return None

@@ -1,0 +1,90 @@
+"""The one Spark session factory: Delta Lake enabled, small-machine defaults, or the given session.
+
+* Inside spark-submit, a notebook or Databricks (a session already exists), that session is used.
+* Otherwise a local session is built from a profile in ``conf/spark/`` (default ``local``) with the
+  warehouse, Delta tables and metastore under :func:`spark_synth_home`. The Delta Lake jars come
+  through Spark's ``spark.jars.packages`` (resolved from Maven once, then cached by Ivy), or from
+  pre-downloaded jars named in ``SPARK_SYNTH_DELTA_JARS`` (comma-separated paths).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+from .errors import ParameterError
+
+#: The repository's ``conf/spark`` (profiles ``local`` and ``cluster``); ``$SPARK_SYNTH_CONF/spark`` wins.
+PROFILES_DIR = Path(__file__).resolve().parents[1] / "conf" / "spark"
+
+
+def _profiles_dir() -> Path:
+    conf = os.environ.get("SPARK_SYNTH_CONF")
+    return Path(conf) / "spark" if conf else PROFILES_DIR
+
+
+def spark_synth_home() -> Path:
+    """Project-local directory for the embedded default (``$SPARK_SYNTH_HOME`` or ``./.spark-synth``)."""
+    return Path(os.environ.get("SPARK_SYNTH_HOME", ".spark-synth")).resolve()
+
+
+def load_profile(profile: str | Path) -> dict:
+    """Read a Spark profile: a name in ``conf/spark`` (``local``, ``cluster``) or a YAML path."""
+    path = Path(profile)
+    if not path.suffix:
+        path = _profiles_dir() / f"{profile}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in _profiles_dir().glob("*.yaml"))
+        raise ParameterError("spark profile", f"one of {known} or a path to a YAML file", str(profile))
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    unknown = sorted(set(raw) - {"master", "spark"})
+    if unknown:
+        raise ParameterError(f"spark profile '{path}' keys", "only 'master' and 'spark'", unknown)
+    return {"master": raw.get("master"), "spark": {str(k): str(v) for k, v in (raw.get("spark") or {}).items()}}
+
+
+def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
+    """Return the active Spark session, or build a Delta-enabled one from ``profile``."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: the platform configures Spark
+        return SparkSession.builder.appName("spark-synth").getOrCreate()
+    settings = load_profile(profile)
+    # Local executors must run the same interpreter (and so see the same packages) as the driver.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("spark-synth")
+    if settings["master"]:
+        builder = builder.master(settings["master"])
+    home = spark_synth_home()
+    conf = {
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        **settings["spark"],
+        **(extra_conf or {}),
+    }
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    if settings["master"]:  # local: persistent catalog under the home dir, and the Delta Lake jars
+        derby = f"-Dderby.system.home={home}"
+        builder = (
+            builder.config("spark.sql.catalogImplementation", "hive")
+            .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true")
+            .config("spark.driver.extraJavaOptions", derby)
+        )
+        jars = os.environ.get("SPARK_SYNTH_DELTA_JARS")
+        if jars:
+            builder = builder.config("spark.jars", jars)
+        else:
+            from delta import configure_spark_with_delta_pip
+
+            builder = configure_spark_with_delta_pip(builder)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
