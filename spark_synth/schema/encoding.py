@@ -45,25 +45,21 @@ def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) 
     """Encode one column; returns ``(codes, rejected)`` (see :func:`encode_frame`)."""
     is_null = pd.isna(values).to_numpy()
     if column.type.is_discrete:
-        index = _category_index(values, column, is_null)
-        unknown = (index < 0) & ~is_null
-        codes = index
+        codes = _category_index(values, column, is_null)
+        unknown = (codes < 0) & ~is_null  # not one of the categories
+        unusable = unknown  # under `clip`, these become null
     else:
         x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        is_null = is_null | np.isnan(x)
-        unknown = ~is_null & ((x < column.min) | (x > column.max))
-        x = np.clip(np.where(is_null, column.min, x), column.min, column.max)
-        codes = np.searchsorted(column.bin_edges, x, side="right") - 1
-        codes = np.clip(codes, 0, column.n_values - 1)
-    rejected = bool(unknown.any()) if policy is OutOfDomainPolicy.ERROR else False
-    if column.type.is_discrete:
-        # Under `clip`, unknown categories become null.
-        is_null = is_null | unknown
-    if not column.nullable and is_null.any():
-        rejected = True
+        unusable = ~is_null & np.isnan(x)  # not a number at all: becomes null under `clip`
+        unknown = unusable | (~is_null & ((x < column.min) | (x > column.max)))
+        x = np.clip(np.nan_to_num(x, nan=column.min), column.min, column.max)  # `clip`: to the bounds
+        codes = np.clip(np.searchsorted(column.bin_edges, x, side="right") - 1, 0, column.n_values - 1)
+    rejected = policy is OutOfDomainPolicy.ERROR and bool(unknown.any())
+    is_null = is_null | unusable
     if column.nullable:
         codes = np.where(is_null, column.null_code, codes)
     else:
+        rejected = rejected or bool(is_null.any())
         codes = np.where(is_null, 0, codes)
     return codes.astype(np.int64), rejected
 

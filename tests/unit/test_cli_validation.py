@@ -1,0 +1,41 @@
+"""Parameter errors fail fast (before Spark starts) with one line and exit code 2."""
+
+import subprocess
+import sys
+
+import pytest
+
+from spark_synth.cli import main
+
+BASE = ["run", "--input", "x.csv", "--schema", "s.json", "--rows", "10", "--output", "out.parquet"]
+
+
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [
+        (["--epsilon", "0", "--delta", "1e-9"], "'epsilon' must be a finite number > 0"),
+        (["--epsilon", "-1", "--delta", "1e-9"], "'epsilon'"),
+        (["--epsilon", "1", "--delta", "0"], "'delta' must be a number in the open interval (0, 1)"),
+        (["--epsilon", "1", "--delta", "1"], "'delta'"),
+        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['independent']"),
+    ],
+)
+def test_bad_parameters(extra, fragment, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(BASE + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("spark-synth: error:") and fragment in err and "\n" not in err
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_rows_must_be_positive(capsys):
+    args = ["run", "--input", "x.csv", "--schema", "s.json", "--epsilon", "1", "--delta", "1e-9", "--rows", "0", "--output", "o"]
+    assert main(args) == 2
+    assert "'rows' must be a whole number > 0" in capsys.readouterr().err
+
+
+def test_help_reads_well():
+    out = subprocess.run([sys.executable, "-m", "spark_synth.cli", "run", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for flag in ("--input", "--schema", "--engine", "--epsilon", "--delta", "--rows", "--output", "--seed", "--no-mlflow"):
+        assert flag in out.stdout
