@@ -37,8 +37,12 @@ def one_way_tvd(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, bin
     """TVD of each column's distribution (nulls a category; numbers on `bins` equal-width public bins)."""
     out = {}
     for column in schema:
-        if column.type.is_discrete:
+        if column.type.is_discrete and column.category_kind == "string":
             keys = lambda s: s.astype(object).where(s.notna(), "<null>").astype(str)  # noqa: E731
+        elif column.type.is_discrete:  # numeric labels: 13, "13" and 13.0 are the same category
+
+            def keys(s):
+                return pd.to_numeric(s, errors="coerce").map(lambda v: "<null>" if pd.isna(v) else repr(float(v)))
         else:
             edges = np.linspace(column.min, column.max, bins + 1)
 

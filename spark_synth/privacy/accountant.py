@@ -80,7 +80,7 @@ class Accountant:
             raise BudgetExhausted(
                 f"release '{record.name}' costs rho={record.rho!r} but only {allocated!r} was allocated to it"
             )
-        if math.fsum([self.spent_rho, record.rho]) > self.budget.rho:
+        if math.fsum([*(r.rho for r in self._releases.values()), record.rho]) > self.budget.rho:
             raise BudgetExhausted(f"release '{record.name}' would exceed the total budget rho={self.budget.rho!r}")
         self._releases[record.name] = record
 

@@ -1,0 +1,124 @@
+"""The CLI as a user runs it (in-process, on the shared session): outputs, MLflow, bad input."""
+
+import json
+import os
+import shutil
+
+import mlflow
+import numpy as np
+import pytest
+
+from spark_synth.cli import main
+from spark_synth.pipeline import Synthesizer
+from spark_synth.privacy import NoisyMeasurement
+from spark_synth.engines import ENGINES, IndependentEngine
+
+pytestmark = pytest.mark.spark
+
+
+def _run(capsys, *args):
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out.strip(), captured.err.strip()
+
+
+def test_run_writes_delta_and_logs_mlflow(spark, spark_home, adult_sample_paths, tmp_path, capsys):
+    data, schema = adult_sample_paths
+    out = str(tmp_path / "synthetic" / "adult")
+    code, stdout, stderr = _run(capsys, "run", "--input", data, "--schema", schema, "--engine", "independent",
+                                "--epsilon", "1", "--delta", "1e-9", "--rows", "1234", "--output", out, "--seed", "5")
+    assert code == 0, stderr
+    summary = json.loads(stdout)
+    assert summary["rows"] == 1234 and summary["engine"] == "independent"
+    assert summary["epsilon_spent"] <= 1.0 and summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9)
+    table = spark.read.format("delta").load(out)
+    assert table.count() == 1234
+    types = dict((f.name, f.dataType.simpleString()) for f in table.schema.fields)
+    assert types["age"] == "bigint" and types["workclass"] == "string" and types["education-num"] == "bigint"
+    labels = {r[0] for r in table.select("sex").distinct().collect()} - {None}
+    assert labels <= {"Female", "Male"}
+
+    mlflow.set_tracking_uri(f"sqlite:///{spark_home / 'mlflow.db'}")
+    run = mlflow.get_run(summary["mlflow_run_id"])
+    assert run.info.status == "FINISHED"
+    assert run.data.metrics["epsilon_spent"] <= run.data.metrics["epsilon_requested"] == 1.0
+    assert run.data.params["output_location"].endswith("synthetic/adult")
+    report = mlflow.artifacts.load_dict(run.info.artifact_uri + "/privacy_report.json")
+    assert len(report["releases"]) == 15
+    assert {"name", "query", "l2_sensitivity", "sigma", "rho"} <= set(report["releases"][0])
+    for stage in ("measure", "noise", "fit", "sample_and_write", "total"):
+        assert f"seconds_{stage}" in run.data.metrics
+
+
+def test_same_seed_same_rows(spark, adult_sample_paths, tmp_path, capsys):
+    data, schema = adult_sample_paths
+    model = str(tmp_path / "model")
+    code, _, err = _run(capsys, "fit", "--input", data, "--schema", schema, "--epsilon", "0.5", "--delta", "1e-9",
+                        "--model", model, "--no-mlflow")
+    assert code == 0, err
+    saved = json.loads(open(os.path.join(model, "synthesizer.json")).read())
+    assert saved["privacy"]["epsilon_spent"] == pytest.approx(0.5, rel=1e-9)
+    outs = []
+    for name in ("a.parquet", "b.parquet"):
+        code, stdout, err = _run(capsys, "sample", "--model", model, "--rows", "500", "--seed", "9",
+                                 "--output", str(tmp_path / name))
+        assert code == 0, err
+        assert json.loads(stdout)["epsilon_spent"] == 0.0
+        outs.append(spark.read.parquet(str(tmp_path / name)).toPandas().sort_values(["fnlwgt", "age"]).reset_index(drop=True))
+    assert outs[0].equals(outs[1])
+
+
+@pytest.mark.parametrize("case", ["missing_input", "absent_column", "unknown_type", "unwritable", "existing_output", "out_of_domain"])
+def test_bad_input_one_line_error_no_output(spark, adult_sample_paths, tmp_path, capsys, case):
+    data, schema = adult_sample_paths
+    out = tmp_path / "out.parquet"
+    raw_schema = json.loads(open(schema).read())
+    if case == "missing_input":
+        data, fragment = str(tmp_path / "nope.csv"), "does not exist"
+    elif case == "absent_column":
+        raw_schema["columns"].append({"name": "salary", "type": "integer", "min": 0, "max": 10})
+        fragment = "missing columns ['salary']"
+    elif case == "unknown_type":
+        raw_schema["columns"][0]["type"] = "date"
+        fragment = "unknown type 'date'"
+    elif case == "unwritable":
+        (tmp_path / "blocker").write_text("")
+        out, fragment = tmp_path / "blocker" / "out.parquet", "is a file"
+    elif case == "existing_output":
+        out.mkdir()
+        fragment = "already exists"
+    else:
+        age = next(c for c in raw_schema["columns"] if c["name"] == "age")
+        age["max"] = 30
+        fragment = "['age']"
+    if case in ("absent_column", "unknown_type", "out_of_domain"):
+        schema = str(tmp_path / "schema.json")
+        open(schema, "w").write(json.dumps(raw_schema))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, stdout, stderr = _run(capsys, "run", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
+                                "--rows", "10", "--output", str(out), "--out-of-domain", "error", "--no-mlflow")
+    assert code == 2 and stdout == ""
+    assert stderr.startswith("spark-synth: error:") and fragment in stderr and "\n" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing partial written
+
+
+def test_engines_receive_only_noisy_measurements(spark, adult_sample_paths, monkeypatch):
+    """No private value reaches an engine: fit gets NoisyMeasurements whose values carry noise."""
+    seen = []
+
+    class Recording(IndependentEngine):
+        def fit(self, schema, measurements):
+            seen.extend(measurements)
+            return super().fit(schema, measurements)
+
+    monkeypatch.setitem(ENGINES, "independent", Recording)
+    data, schema = adult_sample_paths
+    from spark_synth.io import read_input
+
+    synth = Synthesizer("independent", epsilon=1.0, delta=1e-9).fit(read_input(spark, data), schema)
+    assert len(seen) == 15 and all(isinstance(m, NoisyMeasurement) for m in seen)
+    exact = read_input(spark, data).groupBy("sex").count().toPandas().set_index("sex")["count"]
+    sex = next(m for m in seen if m.columns == ("sex",))
+    assert not np.allclose(sex.values[:2], [exact["Female"], exact["Male"]])  # noise was added
+    assert abs(sex.values[0] - exact["Female"]) < 8 * sex.sigma
+    assert synth.privacy_report_["epsilon_spent"] <= 1.0

@@ -1,0 +1,34 @@
+"""The foundation issue's acceptance runs on the full shared datasets (skipped when absent)."""
+
+import json
+
+import pytest
+
+from spark_synth.cli import main
+from spark_synth.schema import load_schema
+from tests.helpers import one_way_tvd
+
+pytestmark = [pytest.mark.spark, pytest.mark.shared_data]
+
+
+@pytest.mark.parametrize("name", ["adult", "california_housing", "mushroom", "german_credit"])
+def test_independent_run_on_shared_dataset(spark, shared_data, tmp_path, capsys, name):
+    import pandas as pd
+
+    out = tmp_path / "out.parquet"
+    code = main(["run", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
+                 "--engine", "independent", "--epsilon", "1", "--delta", "1e-9", "--rows", "10000",
+                 "--output", str(out), "--seed", "1", "--no-mlflow"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["epsilon_spent"] <= 1.0
+    schema = load_schema(shared_data / f"{name}.schema.json")
+    synthetic = spark.read.parquet(str(out)).toPandas()
+    assert len(synthetic) == 10000 and list(synthetic.columns) == list(schema.names)
+    real = pd.read_csv(shared_data / f"{name}.csv", dtype=str, keep_default_na=False, na_values=[""])
+    tvd = one_way_tvd(real, synthetic, schema)
+    # The issue bounds adult at 0.03; the others (german_credit has 1,000 rows, so ε = 1 noise is large)
+    # get a sanity bound that a decoding or mapping bug (TVD ≈ 0.5) would break.
+    limit = 0.03 if name == "adult" else 0.2
+    print(name, "mean 1-way TVD", sum(tvd.values()) / len(tvd))
+    assert sum(tvd.values()) / len(tvd) <= limit, tvd
