@@ -22,6 +22,11 @@ Differentially private synthetic copies of tables, on Spark.
   run     fit a synthesizer on a table and write N synthetic rows (one privacy spend)
   fit     fit a synthesizer and save it (holds only DP post-processed state)
   sample  load a saved synthesizer and write N rows (spends no budget)
+  evaluate  compare a synthetic table with the real one (fidelity, utility, privacy proxies;
+            NOT private: reads real rows) and write metrics.json + report.html
+  release   register a fit's MLflow model as a registry version, tagged with its privacy
+            metadata, charged to its source table's cumulative budget (refused past a cap)
+  budget    show (or cap) the cumulative privacy spend of a source table's releases
 
 Guarantee: (epsilon, delta)-DP under add/remove-one-row neighbours. Inputs: CSV, Parquet, a Delta
 path or a catalog table name. Outputs: format from the extension (.csv, .parquet), else Delta
@@ -32,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spark-synth", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,fit,sample}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,fit,sample,evaluate,release,budget}")
 
     def common_fit_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--input", required=True, help="CSV/Parquet file, Delta path, or table name")
@@ -42,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--delta", required=True, type=float, help="privacy budget delta in (0, 1), e.g. 1e-9")
         p.add_argument("--out-of-domain", default="clip", choices=["clip", "error"],
                        help="values outside the schema: clip numbers / null unknown categories (default), or error")
+        p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an engine option, repeatable (e.g. --engine-option components=64; see docs/splice.md)")
 
     def common_out_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--rows", required=True, type=int, help="number of synthetic rows to write")
@@ -59,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     common_fit_args(run)
     common_out_args(run)
     common_env_args(run)
+    run.add_argument("--evaluate", action="store_true",
+                     help="split the input (deterministic train/hold-out), fit on train only, then evaluate the "
+                          "output (NOT private; writes metrics.json + report.html, logs them to MLflow)")
+    run.add_argument("--evaluate-out", default=None, help="evaluation directory (default: OUTPUT_evaluation beside a path output)")
+    run.add_argument("--target", default=None, help="target column for TSTR/TRTR (default: the schema's target)")
+    run.add_argument("--holdout-fraction", type=float, default=0.2, help="share of real rows held out (default 0.2)")
+    run.add_argument("--split-seed", type=int, default=0, help="seed of the deterministic train/hold-out split (default 0)")
 
     fit = commands.add_parser("fit", help="fit and save a synthesizer", description="Fit a DP synthesizer and save it.")
     common_fit_args(fit)
@@ -70,13 +84,67 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--model", required=True, help="directory of a synthesizer saved by `fit`")
     common_out_args(sample)
     common_env_args(sample, mlflow=False)
+
+    ev = commands.add_parser("evaluate", help="evaluate a synthetic table against the real one (not private)",
+                             description="Compare a synthetic table with the real one: marginal TVD, sliced Wasserstein, "
+                                         "MMD, association structure, TSTR vs TRTR, privacy proxies. NOT private: it "
+                                         "reads real rows. Writes metrics.json and report.html to --out.")
+    ev.add_argument("--real", required=True, help="real table: CSV/Parquet file, Delta path, or table name")
+    ev.add_argument("--synthetic", required=True, help="synthetic table: CSV/Parquet file, Delta path, or table name")
+    ev.add_argument("--schema", required=True, help="schema file (.json or .yaml)")
+    ev.add_argument("--target", default=None, help="target column for TSTR/TRTR (default: the schema's target)")
+    ev.add_argument("--out", required=True, help="directory for metrics.json and report.html")
+    ev.add_argument("--holdout", default=None,
+                    help="real rows the synthesizer never saw; then --real is the train part. Default: split --real "
+                         "deterministically (the synthesizer must have been fit on its train part, as run --evaluate does)")
+    ev.add_argument("--holdout-fraction", type=float, default=0.2, help="share of --real held out when --holdout is absent")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the split, samples and projections (default 0)")
+    ev.add_argument("--privacy-report", default=None,
+                    help="privacy_report.json of the fit, or a saved synthesizer directory (shown in the report)")
+    ev.add_argument("--mlflow-run-id", default=None, help="log into this existing MLflow run (default: a new run)")
+    ev.add_argument("--overwrite", action="store_true", help="replace metrics.json/report.html in --out")
+    common_env_args(ev)
+
+    rel = commands.add_parser(
+        "release", help="register a fitted model in the MLflow registry (budget-checked)",
+        description="Register the synthesizer model of a `fit`/`run` MLflow run as a new model version, tagged "
+                    "with its privacy metadata and evaluation metrics, and add its spend to the source table's "
+                    "cumulative budget. Refused for runs without a complete privacy report, and past the cap.")
+    rel.add_argument("--run-id", required=True, help="the mlflow_run_id printed by `spark-synth fit` or `run`")
+    rel.add_argument("--name", required=True, help="registered model name (catalog.schema.model in Unity Catalog)")
+    budget_args(rel)
+    rel.add_argument("--metrics", default=None,
+                     help="JSON file of evaluation metrics to tag the version with (eval_* run metrics are added anyway)")
+
+    bud = commands.add_parser("budget", help="show or cap a source table's cumulative privacy spend",
+                              description="Show the cumulative privacy spend of a source table's releases; "
+                                          "--budget-cap with --cap-delta sets its cap.")
+    budget_args(bud, source_required=True)
     return parser
+
+
+def budget_args(p: argparse.ArgumentParser, source_required: bool = False) -> None:
+    p.add_argument("--source-table", required=source_required, default=None,
+                   help="the source table (name or path) whose budget is charged (default: the one the run was fitted on)")
+    p.add_argument("--budget-cap", type=float, default=None,
+                   help="set the table's cumulative cap epsilon (kept for later releases; ρ-zCDP composition)")
+    p.add_argument("--cap-delta", type=float, default=None, help="delta the cap is stated at (default: the fit's delta)")
+    p.add_argument("--ledger-prefix", default=None,
+                   help="prefix of the per-table ledger experiments (default: $SPARK_SYNTH_LEDGER_PREFIX or spark-synth-budget:)")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    return run_and_report(lambda: _dispatch(args))
+
+
+def run_and_report(action) -> int:
+    """Call ``action()``; print its summary as one JSON line (exit 0) or one error line (exit 2 / 1).
+
+    Shared by the CLI and the spark-submit jobs in ``jobs/`` so both behave the same way.
+    """
     try:
-        summary = _dispatch(args)
+        summary = action()
     except SparkSynthError as exc:
         print(f"spark-synth: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_INTERNAL_ERROR if isinstance(exc, InternalError) else EXIT_USER_ERROR
@@ -97,14 +165,38 @@ def _dispatch(args: argparse.Namespace) -> dict:
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
             rows=args.rows, output=args.output, seed=args.seed, out_of_domain=args.out_of_domain,
             overwrite=args.overwrite, mlflow=args.mlflow, spark_profile=args.spark_profile,
+            engine_options=engine_options(args.engine, args.engine_option),
         )
-        return run(config)
+        if not args.evaluate:
+            return run(config)
+        return run(config, evaluate={"out": args.evaluate_out, "target": args.target,
+                                     "holdout_fraction": args.holdout_fraction, "seed": args.split_seed})
+    if args.command == "evaluate":
+        from .evaluate.command import evaluate_tables
+
+        return evaluate_tables(
+            real=args.real, synthetic=args.synthetic, schema=args.schema, out=args.out, target=args.target,
+            holdout=args.holdout, holdout_fraction=args.holdout_fraction, seed=args.seed,
+            privacy_report=args.privacy_report, overwrite=args.overwrite, mlflow=args.mlflow,
+            mlflow_run_id=args.mlflow_run_id, spark_profile=args.spark_profile,
+        )
+    if args.command == "release":
+        from .track.release import release
+
+        return release(args.run_id, args.name, source=args.source_table, budget_cap=args.budget_cap,
+                       cap_delta=args.cap_delta, metrics=args.metrics, ledger_prefix=args.ledger_prefix)
+    if args.command == "budget":
+        from .track.release import budget
+
+        return budget(args.source_table, budget_cap=args.budget_cap, cap_delta=args.cap_delta,
+                      ledger_prefix=args.ledger_prefix)
     if args.command == "fit":
         from .pipeline import fit_and_save
 
         return fit_and_save(
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
             model=args.model, out_of_domain=args.out_of_domain, mlflow=args.mlflow, spark_profile=args.spark_profile,
+            engine_options=engine_options(args.engine, args.engine_option),
         )
     from .pipeline import load_and_sample
 
@@ -112,6 +204,22 @@ def _dispatch(args: argparse.Namespace) -> dict:
         model=args.model, rows=args.rows, output=args.output, seed=args.seed,
         overwrite=args.overwrite, spark_profile=args.spark_profile,
     )
+
+
+def engine_options(engine: str, pairs: list[str]) -> dict:
+    """``KEY=VALUE`` strings → a validated options dict (values parsed as YAML scalars)."""
+    import yaml
+
+    from .config import _check_engine_options
+    from .errors import ParameterError
+
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError("--engine-option", "KEY=VALUE (e.g. components=64)", pair)
+        options[key.strip()] = yaml.safe_load(value)
+    return _check_engine_options(engine, options, "--engine-option") if options else {}
 
 
 def _one_line(exc: BaseException) -> str:

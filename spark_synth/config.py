@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -44,6 +46,7 @@ class RunConfig:
     overwrite: bool = False
     mlflow: bool = True
     spark_profile: str = "local"
+    engine_options: dict | None = None
 
     def __post_init__(self) -> None:
         from .engines import ENGINES  # engines and privacy never import pyspark: this stays Spark-free
@@ -59,6 +62,8 @@ class RunConfig:
         check_rows(self.rows)
         check_seed(self.seed)
         check_policy(self.out_of_domain)
+        if self.engine_options is not None and not isinstance(self.engine_options, dict):
+            raise ParameterError("engine_options", "a mapping of option name -> value", self.engine_options)
 
     @classmethod
     def from_dict(cls, raw: dict) -> "RunConfig":
@@ -75,3 +80,173 @@ class RunConfig:
             raise ParameterError(f"run config '{path}'", "a YAML mapping", type(raw).__name__)
         raw.update({k: v for k, v in overrides.items() if v is not None})
         return cls.from_dict(raw)
+
+
+# ---- YAML job configs: conf/runs/*.yaml (one per dataset) over conf/engines/*.yaml (defaults) ----
+#: What each job (jobs/*.py) reads from a run config. A file may hold the union of these keys
+#: (plus a free-text ``description``); a job ignores the keys it does not use.
+JOB_KEYS = {
+    "run": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "rows", "output", "seed",
+            "out_of_domain", "overwrite", "mlflow", "spark_profile"),
+    "fit": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "model", "out_of_domain", "mlflow",
+            "spark_profile"),
+    "sample": ("model", "rows", "output", "seed", "overwrite", "spark_profile"),
+}
+_REQUIRED = {"run": ("input", "schema", "epsilon", "delta", "rows", "output"),
+             "fit": ("input", "schema", "epsilon", "delta", "model"), "sample": ("model", "rows", "output")}
+#: Keys an engine-defaults file (conf/engines/ENGINE.yaml) may set beneath a run config.
+ENGINE_DEFAULT_KEYS = ("epsilon", "delta", "out_of_domain", "engine_options", "description")
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def conf_dir() -> Path:
+    """The configuration directory: ``$SPARK_SYNTH_CONF``, else the repository's ``conf/``."""
+    return Path(os.environ.get("SPARK_SYNTH_CONF") or Path(__file__).resolve().parents[1] / "conf")
+
+
+def read_yaml_config(path: str | Path, allowed: tuple[str, ...]) -> dict:
+    """A YAML mapping whose keys are all in ``allowed``, with ``${VAR}`` / ``${VAR:-default}`` expanded."""
+    path = Path(path)
+    if not path.is_file():
+        raise ParameterError("config", "an existing YAML file (e.g. conf/runs/adult_sample.yaml)", str(path))
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ParameterError(f"config {path}", f"valid YAML (parse error{where})", type(exc).__name__) from None
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        raise ParameterError(f"config {path}", "a YAML mapping of key: value", type(raw).__name__)
+    unknown = sorted(str(k) for k in set(raw) - set(allowed))
+    if unknown:
+        raise ParameterError(f"keys of {path}", f"among {sorted(allowed)}", unknown)
+    return {key: _expand_env(value, f"{key} (in {path})") for key, value in raw.items()}
+
+
+def _expand_env(value, name: str):
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match) -> str:
+        variable, default = match.group(1), match.group(2)
+        if variable in os.environ:
+            return os.environ[variable]
+        if default is None:
+            raise ParameterError(name, f"a value whose ${{{variable}}} is set (or write ${{{variable}:-default}})", value)
+        return default
+
+    return _ENV.sub(substitute, value)
+
+
+def load_engine_defaults(engine: str) -> dict:
+    """``conf/engines/ENGINE.yaml`` (empty when the file is absent, e.g. a wheel on a cluster)."""
+    path = conf_dir() / "engines" / f"{engine}.yaml"
+    return read_yaml_config(path, ENGINE_DEFAULT_KEYS) if path.is_file() else {}
+
+
+def load_job_config(command: str, config: str | Path | None = None, **overrides) -> dict:
+    """Validated keyword arguments for the pipeline function behind job ``command``.
+
+    Precedence: command-line ``overrides`` (None = not given) > the run config file > the engine's
+    defaults file. Every key present is validated, with a message naming the key, where it came
+    from and the allowed values. ``run`` returns :class:`RunConfig` fields; ``fit`` and ``sample``
+    the arguments of :func:`~spark_synth.pipeline.fit_and_save` / ``load_and_sample``.
+    """
+    if command not in JOB_KEYS:
+        raise ParameterError("job", f"one of {sorted(JOB_KEYS)}", command)
+    allowed = tuple(sorted(set().union(*JOB_KEYS.values()) | {"description"}))
+    merged = {k: (v, f"{k} (in {config})") for k, v in (read_yaml_config(config, allowed) if config else {}).items()}
+    merged.update({k: (v, f"--{k.replace('_', '-')}") for k, v in overrides.items() if v is not None})
+    unknown = sorted(set(merged) - set(allowed))
+    if unknown:
+        raise ParameterError("overrides", f"among {sorted(allowed)}", unknown)
+    if "engine" in JOB_KEYS[command]:
+        engine = _check_value("engine", *merged.get("engine", ("independent", "engine")))
+        defaults_file = conf_dir() / "engines" / f"{engine}.yaml"
+        for key, value in load_engine_defaults(engine).items():
+            merged.setdefault(key, (value, f"{key} (in {defaults_file})"))
+    out = {}
+    for key in JOB_KEYS[command]:
+        if key in merged:
+            out[key] = _check_value(key, *merged[key])
+    missing = [k for k in _REQUIRED[command] if k not in out]
+    if missing:
+        raise ParameterError(missing[0], f"set in the config file or given as --{missing[0].replace('_', '-')}", None)
+    if "epsilon" in out:
+        try:
+            from .privacy import PrivacyBudget
+
+            PrivacyBudget(out["epsilon"], out["delta"])
+        except ParameterError as exc:
+            raise ParameterError(merged[exc.name][1], exc.allowed, exc.value) from None
+    if "engine_options" in out:
+        out["engine_options"] = _check_engine_options(out.get("engine", "independent"), out["engine_options"],
+                                                      merged["engine_options"][1])
+    return out
+
+
+def _check_value(key: str, value, name: str):
+    if key in ("input", "schema", "output", "model", "spark_profile", "description"):
+        if not isinstance(value, str) or not value.strip():
+            raise ParameterError(name, "a non-empty path or table name" if key != "description" else "text", value)
+        return value
+    if key == "engine":
+        from .engines import ENGINES
+
+        if value not in ENGINES:
+            raise ParameterError(name, f"one of {sorted(ENGINES)}", value)
+        return value
+    if key in ("epsilon", "delta"):
+        number = _as_number(value, float)
+        if number is None:
+            raise ParameterError(name, "a number (write YAML exponents as 1.0e-9 or quote them)", value)
+        return number
+    if key in ("rows", "seed"):
+        number = _as_number(value, int)
+        try:
+            (check_rows if key == "rows" else check_seed)(number if number is not None else value)
+        except ParameterError as exc:
+            raise ParameterError(name, exc.allowed, value) from None
+        return number
+    if key in ("overwrite", "mlflow"):
+        if not isinstance(value, bool):
+            raise ParameterError(name, "true or false", value)
+        return value
+    if key == "out_of_domain":
+        try:
+            return check_policy(value).value
+        except ParameterError as exc:
+            raise ParameterError(name, exc.allowed, value) from None
+    if key == "engine_options":
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise ParameterError(name, "a mapping of option name -> value", value)
+        return dict(value)
+    raise ParameterError(name, "a known config key", key)  # pragma: no cover (keys are checked first)
+
+
+def _as_number(value, kind):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)):
+        if kind is int:
+            return int(value) if float(value).is_integer() else None
+        return float(value)
+    return None
+
+
+def _check_engine_options(engine: str, options: dict, name: str) -> dict:
+    from .engines import get_engine
+
+    try:
+        get_engine(engine, **options)
+    except TypeError:
+        known = sorted(get_engine(engine).config())
+        raise ParameterError(name, f"options of engine '{engine}': {known}" if known else
+                             f"empty (engine '{engine}' takes no options)", sorted(options)) from None
+    return options

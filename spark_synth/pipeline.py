@@ -15,9 +15,10 @@ from pathlib import Path
 from . import __version__
 from .config import RunConfig, check_policy, check_rows, check_seed
 from .engines import Engine, get_engine, model_class
-from .errors import NotFittedError, ParameterError, UserInputError
-from .measure import check_structure, count_marginals
-from .privacy import Accountant, PrivacyBudget, release_counts
+from .errors import InternalError, NotFittedError, ParameterError, UserInputError
+from .measure import check_structure, count_marginals, measure_moment_sums
+from .privacy import Accountant, PrivacyBudget, release_counts, release_fixed_point_sums
+from .queries import MarginalQuery, MomentQuery
 from .schema import Schema, load_schema, schema_from_dict
 
 MODEL_FILE = "synthesizer.json"
@@ -55,11 +56,11 @@ class Synthesizer:
         for query in queries:
             accountant.request(query.name, query.weight)
         accountant.allocate()
-        counts = count_marginals(df, schema, [q.columns for q in queries], self._policy)
+        exact = _measure_exact(df, schema, queries, self._policy)
         timings["measure"] = time.perf_counter() - started
 
         started = time.perf_counter()
-        measurements = [release_counts(accountant, q.name, q.columns, c) for q, c in zip(queries, counts)]
+        measurements = [_release(accountant, q, values) for q, values in zip(queries, exact)]
         timings["noise"] = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -134,23 +135,72 @@ class Synthesizer:
             raise NotFittedError("this Synthesizer is not fitted yet: call fit(df, schema) first")
 
 
-def run(config: RunConfig, spark=None) -> dict:
-    """Read → fit → sample → write (→ MLflow). Returns the one-line summary as a dict."""
+def _measure_exact(df, schema: Schema, queries, policy) -> list:
+    """Exact answers to the plan's queries: all marginals in one Spark pass, each moment query in one."""
+    marginals = [q for q in queries if isinstance(q, MarginalQuery)]
+    counts = dict(zip((q.name for q in marginals), count_marginals(df, schema, [q.columns for q in marginals], policy))) if marginals else {}
+    exact = []
+    for query in queries:
+        if isinstance(query, MarginalQuery):
+            exact.append(counts[query.name])
+        elif isinstance(query, MomentQuery):
+            exact.append(measure_moment_sums(df, schema, query, policy))
+        else:
+            raise InternalError(f"no measurement for query type {type(query).__name__}")
+    return exact
+
+
+def _release(accountant: Accountant, query, values):
+    """Add the privacy noise (once) to one exact answer."""
+    if isinstance(query, MarginalQuery):
+        return release_counts(accountant, query.name, query.columns, values)
+    description = f"sliced Chebyshev moment sums ({query.n_directions} directions x degrees 1..{query.degree}, fixed point)"
+    return release_fixed_point_sums(accountant, query.name, description, values, query.fraction_bits, query.l2_sensitivity)
+
+
+def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
+    """Read → fit → sample → write (→ MLflow). Returns the one-line summary as a dict.
+
+    ``evaluate`` (options ``out``, ``target``, ``holdout_fraction``, ``seed``; ``{}`` for defaults) splits
+    the input deterministically, fits on the train part only, and evaluates the written output against
+    the train and hold-out parts (NOT private: see :mod:`spark_synth.evaluate`).
+    """
     from .io import check_output, write_output
     from .session import get_spark
 
     started = time.perf_counter()
     schema = load_schema(config.schema)
+    if evaluate is not None:
+        from .evaluate.command import check_request
+
+        evaluate = check_request(evaluate, schema, config.output, config.overwrite)
     spark = spark or get_spark(config.spark_profile)
     location = check_output(spark, config.output, config.overwrite)
-    synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain)
+    synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
+                        engine_options=config.engine_options)
     with _tracking(config.mlflow, f"run-{config.engine}") as tracker:
-        _fit_from_input(synth, spark, config.input, schema, tracker, _run_params(config, schema))
+        if evaluate is None:
+            _fit_from_input(synth, spark, config.input, schema, tracker, _run_params(config, schema))
+        else:  # fair protocol: the synthesizer only ever sees the train part
+            from .evaluate import train_holdout_split
+            from .io import read_input
+
+            train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
+            synth.fit(train, schema)
+            tracker.log_fit({**_run_params(config, schema), "fit_on": "train part (evaluate)"}, synth.privacy_report_, synth.timings_)
+        tracker.log_model(synth, config.input)  # the pyfunc model `spark-synth release` registers
         write_started = time.perf_counter()
         written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
         timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
         tracker.log_output(written, config.rows, synth.last_seed_, timings)
+        evaluation = None
+        if evaluate is not None:
+            from .evaluate.command import evaluate_after_run
+
+            evaluation = evaluate_after_run(spark, written, train, holdout, schema, synth.privacy_report_, evaluate,
+                                            log_to_mlflow=tracker.run_id is not None)
     report = synth.privacy_report_
+    extra = {"evaluation": evaluation} if evaluation is not None else {}
     return {
         "engine": config.engine,
         "epsilon": config.epsilon,
@@ -163,11 +213,13 @@ def run(config: RunConfig, spark=None) -> dict:
         "seconds": round(timings["total"], 3),
         "timings": {k: round(v, 3) for k, v in {**synth.timings_, **timings}.items()},
         "mlflow_run_id": tracker.run_id,
+        **extra,
     }
 
 
 def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta: float, model: str,
-                 out_of_domain: str = "clip", mlflow: bool = True, spark_profile: str = "local", spark=None) -> dict:
+                 out_of_domain: str = "clip", mlflow: bool = True, spark_profile: str = "local", spark=None,
+                 engine_options: dict | None = None) -> dict:
     """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``)."""
     from .session import get_spark
 
@@ -175,7 +227,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     if (Path(model) / MODEL_FILE).exists():
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
-    synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain)
+    synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     spark = spark or get_spark(spark_profile)
     params = {"engine": engine, "epsilon": epsilon, "delta": delta, "input": input, "schema": schema,
               "out_of_domain": out_of_domain, "n_columns": len(parsed), "model": model, "spark_synth_version": __version__}
@@ -183,6 +235,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         _fit_from_input(synth, spark, input, parsed, tracker, params)
         saved = synth.save(model)
         tracker.log_model_dir(saved)
+        tracker.log_model(synth, input)  # the pyfunc model `spark-synth release` registers
     report = synth.privacy_report_
     return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report["epsilon_spent"],
             "rho_spent": report["rho_spent"], "model": str(saved.resolve()),
@@ -236,6 +289,12 @@ class _Tracker:
             import mlflow
 
             mlflow.log_artifacts(str(path), artifact_path="synthesizer")
+
+    def log_model(self, synth: Synthesizer, source: str) -> None:
+        if self.run_id:
+            from .track.pyfunc import log_synthesizer_model
+
+            log_synthesizer_model(synth, source=source)
 
 
 @contextmanager

@@ -5,9 +5,10 @@ from __future__ import annotations
 from ..errors import ParameterError
 from .base import Engine, FittedModel, MarginalQuery
 from .independent import IndependentEngine, IndependentModel
+from .splice import SpliceEngine, SpliceModel
 
-#: Engine name → class. Later engines (splice, fpt, dgm) register here.
-ENGINES: dict[str, type[Engine]] = {IndependentEngine.name: IndependentEngine}
+#: Engine name → class. Later engines (fpt, dgm) register here.
+ENGINES: dict[str, type[Engine]] = {IndependentEngine.name: IndependentEngine, SpliceEngine.name: SpliceEngine}
 
 
 def get_engine(name: str, **options) -> Engine:
@@ -23,4 +24,4 @@ def model_class(name: str) -> type[FittedModel]:
     return ENGINES[name].model_class
 
 
-__all__ = ["Engine", "FittedModel", "MarginalQuery", "ENGINES", "get_engine", "model_class", "IndependentEngine", "IndependentModel"]
+__all__ = ["Engine", "FittedModel", "MarginalQuery", "ENGINES", "get_engine", "model_class", "IndependentEngine", "IndependentModel", "SpliceEngine", "SpliceModel"]

@@ -8,22 +8,13 @@ receive them as :class:`~spark_synth.privacy.NoisyMeasurement`, and return a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 import numpy as np
 
 from ..privacy import NoisyMeasurement
+from ..queries import MarginalQuery, MomentQuery
 from ..schema import Schema
-
-
-@dataclass(frozen=True)
-class MarginalQuery:
-    """A request for the (noisy) histogram of ``columns`` over their public codes."""
-
-    name: str
-    columns: tuple[str, ...]
-    weight: float = 1.0
 
 
 class FittedModel(ABC):
@@ -52,8 +43,8 @@ class Engine(ABC):
     model_class: ClassVar[type[FittedModel]]
 
     @abstractmethod
-    def plan(self, schema: Schema) -> list[MarginalQuery]:
-        """The statistics this engine needs, with their budget weights."""
+    def plan(self, schema: Schema) -> list[MarginalQuery | MomentQuery]:
+        """The statistics this engine needs, with their budget weights (deterministic)."""
 
     @abstractmethod
     def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> FittedModel:

@@ -3,7 +3,7 @@
 from .accountant import Accountant, ReleaseRecord
 from .budget import NEIGHBOURING_RELATION, PrivacyBudget
 from .conversions import epsilon_from_rho, rho_from_epsilon
-from .mechanisms import NoisyMeasurement, release_counts
+from .mechanisms import NoisyMeasurement, release_counts, release_fixed_point_sums, release_integer_vector
 
 __all__ = [
     "Accountant",
@@ -14,4 +14,6 @@ __all__ = [
     "rho_from_epsilon",
     "NoisyMeasurement",
     "release_counts",
+    "release_fixed_point_sums",
+    "release_integer_vector",
 ]

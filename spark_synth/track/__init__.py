@@ -1,5 +1,54 @@
-"""Tracking layer: MLflow runs for fits and releases."""
+"""Tracking layer: MLflow runs for fits, synthesizers as MLflow pyfunc models, and releases.
 
-from .mlflow_tracking import default_tracking_uri, log_fit, log_output, tracked_run
+Public API (used by the CLI, the jobs and the notebooks)::
 
-__all__ = ["default_tracking_uri", "log_fit", "log_output", "tracked_run"]
+    with mlflow_run("my fit") as run:              # local SQLite store, or Databricks' own
+        log_synthesizer(synth, source="main.sales.customers")   # params, privacy report, pyfunc model
+    summary = release(run.info.run_id, "customers_synth", budget_cap=3.0)   # registry + ledger
+    rows = sample_model(summary["model_uri"], 1_000_000, seed=7)            # Spark, spends nothing
+"""
+
+from .ledger import BudgetLedger, LedgerEntry, compose
+from .mlflow_tracking import (
+    default_tracking_uri,
+    log_fit,
+    log_output,
+    mlflow_run,
+    on_databricks,
+    tracked_run,
+    use_store,
+)
+from .pyfunc import (
+    SynthesizerModel,
+    load_synthesizer,
+    log_synthesizer,
+    log_synthesizer_model,
+    model_signature,
+    sample_model,
+    source_key,
+)
+from .release import EVAL_METRIC_PREFIX, budget, check_privacy_report, release
+
+__all__ = [
+    "default_tracking_uri",
+    "log_fit",
+    "log_output",
+    "tracked_run",
+    "mlflow_run",
+    "on_databricks",
+    "use_store",
+    "SynthesizerModel",
+    "log_synthesizer",
+    "log_synthesizer_model",
+    "load_synthesizer",
+    "sample_model",
+    "model_signature",
+    "source_key",
+    "release",
+    "budget",
+    "check_privacy_report",
+    "EVAL_METRIC_PREFIX",
+    "BudgetLedger",
+    "LedgerEntry",
+    "compose",
+]

@@ -1,7 +1,9 @@
 """MLflow tracking: one run per fit/run, with parameters, budget, computation report and timings.
 
-The store is ``$MLFLOW_TRACKING_URI`` when set, otherwise a local SQLite database under the
-spark-synth home directory (artifacts beside it).
+The store is ``$MLFLOW_TRACKING_URI`` when set; on Databricks (``$DATABRICKS_RUNTIME_VERSION`` set)
+it is the workspace's own tracking server and Unity Catalog registry; otherwise a local SQLite
+database under the spark-synth home directory (artifacts beside it). The SQLite database is also
+the model registry there, so ``spark-synth release`` and ``models:/NAME/VERSION`` work offline.
 """
 
 from __future__ import annotations
@@ -13,8 +15,60 @@ from pathlib import Path
 EXPERIMENT = "spark-synth"
 
 
+def on_databricks() -> bool:
+    """True inside a Databricks runtime (notebook, job or cluster-mode spark-submit)."""
+    return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
+
+
 def default_tracking_uri(home: Path) -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{home / 'mlflow.db'}"
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
+    if on_databricks():
+        return "databricks"
+    return f"sqlite:///{home / 'mlflow.db'}"
+
+
+def use_store(home: Path | None = None) -> str:
+    """Point MLflow at spark-synth's store (see the module docstring); returns the tracking URI.
+
+    On Databricks the registry is Unity Catalog (``catalog.schema.model`` names) unless
+    ``$MLFLOW_REGISTRY_URI`` says otherwise; elsewhere the registry is the tracking store.
+    """
+    import mlflow
+
+    if home is None:
+        from ..session import spark_synth_home
+
+        home = spark_synth_home()
+    uri = default_tracking_uri(home)
+    if uri.startswith("sqlite:"):
+        home.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
+    if on_databricks() and not os.environ.get("MLFLOW_REGISTRY_URI"):
+        mlflow.set_registry_uri("databricks-uc")
+    return uri
+
+
+def ensure_experiment(name: str, home: Path | None = None) -> str:
+    """The id of experiment ``name``, created (artifacts under the home dir for SQLite) if absent."""
+    import mlflow
+
+    if home is None:
+        from ..session import spark_synth_home
+
+        home = spark_synth_home()
+    existing = mlflow.get_experiment_by_name(name)
+    if existing is not None:
+        return existing.experiment_id
+    uri = mlflow.get_tracking_uri()
+    artifacts = (home / "mlartifacts").resolve().as_uri() if uri.startswith("sqlite:") else None
+    try:
+        return mlflow.create_experiment(name, artifact_location=artifacts)
+    except Exception:  # created concurrently by another release
+        existing = mlflow.get_experiment_by_name(name)
+        if existing is None:
+            raise
+        return existing.experiment_id
 
 
 @contextmanager
@@ -23,13 +77,33 @@ def tracked_run(home: Path, run_name: str, experiment: str = EXPERIMENT):
     import mlflow
 
     home.mkdir(parents=True, exist_ok=True)
-    uri = default_tracking_uri(home)
-    mlflow.set_tracking_uri(uri)
-    if mlflow.get_experiment_by_name(experiment) is None:
-        artifacts = (home / "mlartifacts").resolve().as_uri() if uri.startswith("sqlite:") else None
-        mlflow.create_experiment(experiment, artifact_location=artifacts)
-    mlflow.set_experiment(experiment)
+    use_store(home)
+    if on_databricks() and not experiment.startswith("/"):
+        # Databricks experiments are workspace paths: keep the notebook's / job's experiment.
+        experiment = os.environ.get("MLFLOW_EXPERIMENT_NAME", "")
+    if experiment:
+        mlflow.set_experiment(experiment_id=ensure_experiment(experiment, home))
     with mlflow.start_run(run_name=run_name) as run:
+        yield run
+
+
+@contextmanager
+def mlflow_run(run_name: str = "spark-synth", experiment: str = EXPERIMENT):
+    """An MLflow run in spark-synth's store (for notebooks and the Python API).
+
+    Continues the active run if there is one (e.g. a notebook's own ``mlflow.start_run()``);
+    otherwise starts one like the CLI does (local SQLite store, or the notebook's experiment on
+    Databricks). Log a fitted synthesizer into it with :func:`spark_synth.track.log_synthesizer`.
+    """
+    import mlflow
+
+    active = mlflow.active_run()
+    if active is not None:
+        yield active
+        return
+    from ..session import spark_synth_home
+
+    with tracked_run(spark_synth_home(), run_name=run_name, experiment=experiment) as run:
         yield run
 
 
@@ -61,3 +135,36 @@ def log_output(location: str, rows: int, seed: int, timings: dict) -> None:
     mlflow.log_params({"output_location": location, "sample_seed": seed})
     mlflow.log_metric("rows_written", rows)
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
+
+
+def log_evaluation(metrics: dict[str, float], files: dict[str, str], params: dict | None = None) -> None:
+    """Log an evaluation into the active run: numeric metrics (names as given, e.g. ``eval_…``),
+    ``metrics.json`` and ``report.html`` as artifacts under ``evaluation/``, and a NOT-private tag."""
+    import mlflow
+
+    if params:
+        mlflow.log_params({f"evaluate_{k}": ("" if v is None else v) for k, v in params.items()})
+    if metrics:
+        mlflow.log_metrics(metrics)
+    for path in files.values():
+        mlflow.log_artifact(path, artifact_path="evaluation")
+    mlflow.set_tags({"spark_synth.evaluation": "not private: reads real rows (train and hold-out)"})
+
+
+@contextmanager
+def evaluation_run(home: Path, run_id: str | None = None, run_name: str = "evaluate", experiment: str = EXPERIMENT):
+    """The run an evaluation logs into: an existing run (``run_id``), the active one, or a new one."""
+    import mlflow
+
+    active = mlflow.active_run()
+    if run_id is None and active is not None:
+        yield active
+        return
+    if run_id is None:
+        with tracked_run(home, run_name=run_name, experiment=experiment) as run:
+            yield run
+        return
+    home.mkdir(parents=True, exist_ok=True)
+    use_store(home)
+    with mlflow.start_run(run_id=run_id) as run:
+        yield run

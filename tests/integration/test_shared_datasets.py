@@ -32,3 +32,18 @@ def test_independent_run_on_shared_dataset(spark, shared_data, tmp_path, capsys,
     limit = 0.03 if name == "adult" else 0.2
     print(name, "mean 1-way TVD", sum(tvd.values()) / len(tvd))
     assert sum(tvd.values()) / len(tvd) <= limit, tvd
+
+
+@pytest.mark.parametrize("name", ["adult", "california_housing", "mushroom", "german_credit"])
+def test_splice_run_on_shared_dataset_with_defaults(spark, shared_data, tmp_path, capsys, name):
+    out = tmp_path / "splice.parquet"
+    code = main(["run", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
+                 "--engine", "splice", "--epsilon", "1", "--delta", "1e-9", "--rows", "5000",
+                 "--output", str(out), "--seed", "1", "--no-mlflow"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert summary["epsilon_spent"] <= 1.0 and summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9)
+    schema = load_schema(shared_data / f"{name}.schema.json")
+    synthetic = spark.read.parquet(str(out))
+    assert synthetic.count() == 5000 and synthetic.columns == list(schema.names)

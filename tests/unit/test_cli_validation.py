@@ -17,7 +17,7 @@ BASE = ["run", "--input", "x.csv", "--schema", "s.json", "--rows", "10", "--outp
         (["--epsilon", "-1", "--delta", "1e-9"], "'epsilon'"),
         (["--epsilon", "1", "--delta", "0"], "'delta' must be a number in the open interval (0, 1)"),
         (["--epsilon", "1", "--delta", "1"], "'delta'"),
-        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['independent']"),
+        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['independent', 'splice']"),
     ],
 )
 def test_bad_parameters(extra, fragment, capsys, tmp_path, monkeypatch):
@@ -39,3 +39,16 @@ def test_help_reads_well():
     assert out.returncode == 0
     for flag in ("--input", "--schema", "--engine", "--epsilon", "--delta", "--rows", "--output", "--seed", "--no-mlflow"):
         assert flag in out.stdout
+
+
+def test_engine_options_are_parsed_and_checked(capsys):
+    from spark_synth.cli import engine_options
+
+    assert engine_options("splice", ["components=8", "device=cpu", "marginal_share=0.5"]) == {
+        "components": 8, "device": "cpu", "marginal_share": 0.5}
+    args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "colours=3"]
+    assert main(args) == 2
+    assert "options of engine 'splice'" in capsys.readouterr().err
+    args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "components=0"]
+    assert main(args) == 2
+    assert "'splice.components' must be a whole number >= 1" in capsys.readouterr().err

@@ -1,0 +1,104 @@
+# Databricks notebook source
+# MAGIC %md
+# MAGIC # Release a DP synthesizer through MLflow
+# MAGIC
+# MAGIC 1. **Fit** on the source table (spends ε, δ) inside an MLflow run, logging the fitted synthesizer
+# MAGIC    as a pyfunc model with its privacy metadata.
+# MAGIC 2. **Release**: register it as a model version (Unity Catalog: `catalog.schema.model`), tagged with
+# MAGIC    ε, δ, ρ, the neighbouring relation and any `eval_*` metrics of the run. The release is charged to
+# MAGIC    the source table's **cumulative budget** (ρ-zCDP: the ρ of every release of the table add up),
+# MAGIC    and refused past the table's cap.
+# MAGIC 3. **Use** the registered model: `mlflow.pyfunc.load_model("models:/…").predict({"rows": n})` for a
+# MAGIC    few rows, `sample_model` for a Spark DataFrame of any size. Sampling spends no budget.
+# MAGIC
+# MAGIC Prerequisite: spark-synth installed on the cluster.
+
+# COMMAND ----------
+
+from spark_synth.engines import ENGINES
+
+dbutils.widgets.text("table", "", "Source table (catalog.schema.table) or Delta path")  # noqa: F821
+dbutils.widgets.text("schema", "", "Schema file (.json / .yaml)")  # noqa: F821
+dbutils.widgets.dropdown("engine", "independent", sorted(ENGINES), "Engine")  # noqa: F821
+dbutils.widgets.text("epsilon", "1.0", "ε (epsilon) of this fit")  # noqa: F821
+dbutils.widgets.text("delta", "1e-9", "δ (delta) of this fit")  # noqa: F821
+dbutils.widgets.text("rows", "100000", "Rows to sample from the released model")  # noqa: F821
+dbutils.widgets.text("model_name", "", "Registered model (catalog.schema.model in Unity Catalog)")  # noqa: F821
+dbutils.widgets.text("budget_cap", "", "Cumulative ε cap of the table (blank: keep the current cap)")  # noqa: F821
+dbutils.widgets.text("output_table", "", "Write the sample to this table / Delta path (blank: don't)")  # noqa: F821
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## 1. Fit and log the synthesizer (spends ε, δ)
+
+# COMMAND ----------
+
+from spark_synth import Synthesizer, get_spark, load_schema
+from spark_synth.track import budget, log_synthesizer, mlflow_run, release, sample_model
+
+spark = get_spark()
+table = dbutils.widgets.get("table")  # noqa: F821
+
+
+def read_table(name: str):
+    """A table name (catalog.schema.table) or a Delta path (anything with a '/')."""
+    return spark.read.format("delta").load(name) if "/" in name else spark.table(name)
+
+
+with mlflow_run("release") as run:
+    synth = Synthesizer(
+        dbutils.widgets.get("engine"),  # noqa: F821
+        epsilon=float(dbutils.widgets.get("epsilon")),  # noqa: F821
+        delta=float(dbutils.widgets.get("delta")),  # noqa: F821
+    ).fit(read_table(table), load_schema(dbutils.widgets.get("schema")))  # noqa: F821
+    model_info = log_synthesizer(synth, source=table)
+print(f"run {run.info.run_id}: ε={synth.privacy_report_['epsilon_spent']:.4f}, model {model_info.model_uri}")
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## 2. Release: register the model version, charged to the table's budget
+# MAGIC A release past the table's cap raises `BudgetExhausted` and registers nothing.
+
+# COMMAND ----------
+
+cap = dbutils.widgets.get("budget_cap").strip()  # noqa: F821
+summary = release(run.info.run_id, dbutils.widgets.get("model_name"), source=table,  # noqa: F821
+                  budget_cap=float(cap) if cap else None)
+total = summary["cumulative"]
+print(f"registered {summary['model_uri']}")
+print(f"table {summary['source_table']}: cumulative ε={total['epsilon']:.4f} at δ={total['delta']:g} "
+      f"(ρ={total['rho']:.4g}) over {total['releases']} release(s); cap ε={total['cap_epsilon']}")
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## The table's ledger (every release, in the ledger's MLflow experiment)
+
+# COMMAND ----------
+
+import pandas as pd
+
+ledger = budget(table)
+display(pd.DataFrame(ledger["releases"]))  # noqa: F821
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## 3. Use the released model (no budget spent)
+
+# COMMAND ----------
+
+import mlflow
+
+model = mlflow.pyfunc.load_model(summary["model_uri"])
+print(model.metadata.metadata["spark_synth"]["privacy"]["sampling_note"])
+display(model.predict({"rows": 10, "seed": 0}))  # noqa: F821
+
+rows = sample_model(summary["model_uri"], int(dbutils.widgets.get("rows")), seed=0)  # noqa: F821 (Spark, at scale)
+target = dbutils.widgets.get("output_table").strip()  # noqa: F821
+if target:
+    writer = rows.write.format("delta").mode("errorifexists")
+    writer.save(target) if "/" in target else writer.saveAsTable(target)
+    print(f"wrote {read_table(target).count():,} rows to {target}")

@@ -1,0 +1,219 @@
+"""SPLICE engine: DP sliced Chebyshev moments (+ DP 1-way marginals as anchors) → Match in PyTorch.
+
+SELECT  1-way histograms of every column (share ``marginal_share`` of ρ) and the sliced Chebyshev
+        moment sums over ``n_dense`` dense + ``n_sparse`` pairwise random directions, degrees
+        1..``degree`` (the rest of ρ), in one Spark pass each.
+MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment vector's ℓ2
+        sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
+FIT     a mixture of ``components`` product distributions over the columns' public codes, by Adam on
+        (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²,
+        where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import InternalError, ParameterError
+from ...privacy import NoisyMeasurement
+from ...queries import MarginalQuery, MomentQuery
+from ...schema import Schema
+from ...schema.embedding import Embedding
+from ..base import Engine
+from ..postprocess import estimate_total, probabilities_from_counts
+from .directions import make_directions
+from .model import SpliceModel
+
+MOMENTS = "sliced-chebyshev-moments"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpliceConfig:
+    """SPLICE's options (defaults chosen by measurement: see docs/splice.md)."""
+
+    n_dense: int = 64
+    n_sparse: int = 256
+    degree: int = 12
+    components: int = 32
+    marginal_share: float = 0.3
+    anchor_weight: float = 1.0
+    learning_rate: float = 0.05
+    steps: int = 600
+    patience: int = 60
+    direction_seed: int = 0
+    fit_seed: int = 0
+    rows_public: int | None = None
+    device: str = "auto"
+    cpu_threads: int = 1
+    moment_fraction_bits: int = 36
+    rake_sweeps: int = 50
+
+    def __post_init__(self) -> None:
+        for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
+                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ParameterError(f"splice.{name}", f"a whole number >= {low}", value)
+        if self.n_dense + self.n_sparse < 1:
+            raise ParameterError("splice.n_dense + splice.n_sparse", "at least 1 direction", self.n_dense + self.n_sparse)
+        if self.degree > 40:
+            raise ParameterError("splice.degree", "at most 40 (power-basis moments lose precision beyond)", self.degree)
+        if not 0 <= self.marginal_share < 1:
+            raise ParameterError("splice.marginal_share", "a number in [0, 1)", self.marginal_share)
+        for name in ("anchor_weight", "learning_rate"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (name == "learning_rate" and value == 0):
+                raise ParameterError(f"splice.{name}", "a finite number > 0" if name == "learning_rate" else "a finite number >= 0", value)
+        if self.rows_public is not None and (isinstance(self.rows_public, bool) or not isinstance(self.rows_public, int) or self.rows_public < 1):
+            raise ParameterError("splice.rows_public", "a whole number >= 1, or None (row count measured with DP)", self.rows_public)
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ParameterError("splice.device", "one of ['auto', 'cpu', 'cuda']", self.device)
+
+
+class SpliceEngine(Engine):
+    """Sliced Chebyshev moment matching (SPLICE) with 1-way marginal anchors."""
+
+    name = "splice"
+    model_class = SpliceModel
+
+    def __init__(self, **options):
+        self.options = SpliceConfig(**options)
+
+    def config(self) -> dict:
+        return asdict(self.options)
+
+    # ---- SELECT ------------------------------------------------------------------------
+    def plan(self, schema: Schema) -> list:
+        o = self.options
+        queries: list = []
+        if o.marginal_share > 0:
+            weight = o.marginal_share / len(schema)
+            queries += [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,), weight=weight) for c in schema]
+        directions, _ = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
+        queries.append(MomentQuery(name=MOMENTS, directions=directions, degree=o.degree, weight=1.0 - o.marginal_share,
+                                   fraction_bits=o.moment_fraction_bits))
+        return queries
+
+    # ---- FIT ---------------------------------------------------------------------------
+    def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
+        o = self.options
+        by_name = {m.name: m for m in measurements}
+        if MOMENTS not in by_name:
+            raise InternalError("splice got no moment measurement")
+        marginals = [by_name.get(f"1-way[{c.name}]") for c in schema]
+        have_marginals = all(m is not None for m in marginals)
+        if o.rows_public is not None:
+            rows = float(o.rows_public)
+        elif have_marginals:
+            rows = estimate_total(marginals)
+        else:
+            raise ParameterError("splice.marginal_share", "> 0 unless splice.rows_public is declared (n is private)", 0)
+        anchors = [probabilities_from_counts(m.values, rows) for m in marginals] if have_marginals else None
+        degree = o.degree
+        target = by_name[MOMENTS].values * np.sqrt(np.arange(1, degree + 1)) / rows  # noisy m̃[l, j]
+        directions, supports = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
+        try:
+            weights, probabilities = _match(schema, directions, supports, target, anchors, o)
+        finally:
+            torch.set_num_threads(threads)
+        if anchors is not None and o.rake_sweeps > 0:
+            weights, probabilities = rake_to_marginals(weights, probabilities, anchors, o.rake_sweeps)
+        return SpliceModel(weights, probabilities, estimated_rows=rows)
+
+
+def rake_to_marginals(weights: np.ndarray, probabilities: list[np.ndarray], anchors: list[np.ndarray], sweeps: int):
+    """Iterative proportional fitting of the latent-class joint π(k, x_c) = w_k p_kc(x_c) to the DP
+    1-way marginals (post-processing). Each step makes column c's mixture marginal equal its anchor
+    while keeping every component's conditional shape; sweeps repeat over all columns."""
+    weights = np.asarray(weights, dtype=np.float64).copy()
+    probabilities = [np.asarray(p, dtype=np.float64).copy() for p in probabilities]
+    for _ in range(sweeps):
+        for j, anchor in enumerate(anchors):
+            joint = weights[:, None] * probabilities[j]  # (K, size)
+            marginal = joint.sum(axis=0)
+            ratio = np.divide(anchor, marginal, out=np.zeros_like(anchor), where=marginal > 0)
+            joint *= ratio
+            weights = joint.sum(axis=1)
+            keep = weights > 0
+            probabilities[j] = np.where(keep[:, None], joint / np.where(keep, weights, 1.0)[:, None], probabilities[j])
+    total = weights.sum()
+    return weights / total, probabilities
+
+
+def _device(choice: str):
+    import torch
+
+    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: int, device):
+    """The closed-form moment operator for these directions (PyTorch, on ``device``)."""
+    from .closed_form import SlicedMomentOperator
+
+    embedding = Embedding(schema)
+    projections, column_dirs = [], []
+    for j in range(len(schema)):
+        dirs = np.array([l for l, s in enumerate(supports) if j in s], dtype=np.int64)
+        block = directions[dirs][:, embedding.block(j)]  # (L_c, width_j)
+        projections.append(block @ embedding.code_vectors(j).T)  # (L_c, size_j)
+        column_dirs.append(dirs)
+    return SlicedMomentOperator(projections, column_dirs, len(directions), degree, device)
+
+
+def _match(schema, directions, supports, target, anchors, o: SpliceConfig):
+    """Adam on the SPLICE loss; returns mixture weights and per-column (K, size) probabilities."""
+    import torch
+
+    device = _device(o.device)
+    operator = moment_operator(schema, directions, supports, o.degree, device)
+    generator = torch.Generator(device="cpu").manual_seed(o.fit_seed)
+    start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
+    logits = [
+        (torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
+         + 0.5 * torch.randn(o.components, len(p), generator=generator, dtype=torch.float64)).to(device).requires_grad_()
+        for p in start
+    ]
+    weight_logits = torch.zeros(o.components, dtype=torch.float64, device=device, requires_grad=True)
+    target_t = torch.as_tensor(target, dtype=torch.float64, device=device)
+    j_weights = 1.0 / torch.arange(1, o.degree + 1, dtype=torch.float64, device=device) ** 2
+    anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in anchors] if anchors else None
+    optimizer = torch.optim.Adam([weight_logits, *logits], lr=o.learning_rate)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=o.steps, eta_min=o.learning_rate * 0.05)
+
+    def loss_fn():
+        weights = torch.softmax(weight_logits, 0)
+        probs = [torch.softmax(l, 1) for l in logits]
+        moments = operator.mixture_moments(weights, probs)
+        loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
+        if anchor_t is not None and o.anchor_weight > 0:
+            loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
+        return loss
+
+    best, best_state, stale = math.inf, None, 0
+    for _ in range(o.steps):
+        optimizer.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        value = float(loss.detach())
+        if value < best * (1 - 1e-4):
+            best, stale = value, 0
+            best_state = [weight_logits.detach().clone(), *[l.detach().clone() for l in logits]]
+        else:
+            stale += 1
+            if stale >= o.patience:
+                break
+    weights = torch.softmax(best_state[0], 0).cpu().numpy()
+    probabilities = [torch.softmax(l, 1).cpu().numpy() for l in best_state[1:]]
+    return weights, probabilities

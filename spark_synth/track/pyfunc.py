@@ -1,0 +1,254 @@
+"""A fitted synthesizer as an MLflow ``pyfunc`` model.
+
+The model holds the saved synthesizer state only (``synthesizer.json``: the public schema, the
+engine's DP post-processed parameters and the privacy report) — never rows. Its MLmodel metadata
+carries the privacy guarantee (ε, δ, ρ, the neighbouring relation, what is and is not covered),
+the schema and the engine configuration; its signature is ``rows`` (long) and optional ``seed``
+(long) in, the synthetic table's columns out.
+
+Two ways to sample, both post-processing (they spend no privacy budget):
+
+* ``mlflow.pyfunc.load_model(uri).predict({"rows": 1000, "seed": 7})`` — a pandas DataFrame,
+  generated in the calling process without Spark (serving, small batches);
+* :func:`sample_model` (or ``load_model(uri).unwrap_python_model().sample_spark(...)``) — a Spark
+  DataFrame generated on the executors, for any number of rows. This is the batch path: it does
+  not go through ``mlflow.pyfunc.spark_udf`` (whose one-output-row-per-input-row contract does
+  not fit a generator).
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import warnings
+from pathlib import Path
+
+import mlflow.pyfunc
+import numpy as np
+import pandas as pd
+
+#: Name of the model inside its MLflow run.
+MODEL_NAME = "model"
+#: Run tags written when a synthesizer model is logged (``spark-synth release`` reads them).
+TAG_MODEL_URI = "spark_synth.model_uri"
+TAG_SOURCE = "spark_synth.source_table"
+#: Rows generated per in-process chunk in :meth:`SynthesizerModel.predict`.
+CHUNK_ROWS = 250_000
+
+GUARANTEE_COVERS = (
+    "the model's state and every row sampled from it, for any number of samples: together they are "
+    "(epsilon, delta)-DP and rho-zCDP with respect to the neighbouring relation, because they are "
+    "post-processing of one DP measurement of the source table"
+)
+GUARANTEE_EXCLUDES = (
+    "the schema (column names, categories, bounds, bins) is public input supplied by the user; the "
+    "fit's refusals (empty table; an out-of-domain column named under out_of_domain=error) reveal one bit each"
+)
+#: The MLflow "models from code" file logged with every model: MLflow runs it on load. It only
+#: imports spark-synth's model class; the state is the model's ``synthesizer`` artifact.
+_MODEL_CODE = """\
+import mlflow
+
+from spark_synth.track.pyfunc import SynthesizerModel
+
+mlflow.models.set_model(SynthesizerModel())
+"""
+
+
+class SynthesizerModel(mlflow.pyfunc.PythonModel):
+    """The pyfunc python model: loads ``synthesizer.json`` and samples from it."""
+
+    synthesizer = None
+
+    def load_context(self, context) -> None:
+        from ..pipeline import Synthesizer
+
+        self.synthesizer = Synthesizer.load(context.artifacts["synthesizer"])
+
+    def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
+        """Synthetic rows for each request row ``(rows, seed)`` of ``model_input``, concatenated."""
+        from ..config import check_rows, check_seed
+
+        requests = _requests(model_input)
+        frames = []
+        for rows, seed in requests:
+            check_rows(rows)
+            check_seed(seed)
+            frames.append(self.sample_pandas(rows, seed))
+        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+    def sample_pandas(self, rows: int, seed: int | None = None) -> pd.DataFrame:
+        """``rows`` synthetic rows as pandas, in this process (no Spark; spends no budget)."""
+        from ..schema import decode_codes
+
+        synth = self.synthesizer
+        root = secrets.randbits(63) if seed is None else int(seed)
+        chunks = []
+        for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
+            rng = np.random.default_rng(np.random.SeedSequence([root, index]))
+            codes = synth.model_.sample_codes(min(CHUNK_ROWS, rows - start), rng)
+            chunks.append(decode_codes(codes, synth.schema_, rng))
+        return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+
+    def sample_spark(self, rows: int, seed: int | None = None, spark=None, partitions: int | None = None):
+        """A Spark DataFrame of ``rows`` rows generated on the executors (spends no budget)."""
+        return self.synthesizer.sample(rows, seed=seed, spark=spark, partitions=partitions)
+
+
+def _requests(model_input) -> list[tuple[int, int | None]]:
+    from ..errors import ParameterError
+
+    if isinstance(model_input, dict):
+        model_input = pd.DataFrame([model_input])
+    if not isinstance(model_input, pd.DataFrame) or "rows" not in model_input.columns or model_input.empty:
+        raise ParameterError("model input", "a DataFrame or dict with a 'rows' column (and optionally 'seed')", model_input)
+    out = []
+    for record in model_input.to_dict("records"):
+        rows, seed = record.get("rows"), record.get("seed")
+        seed = None if seed is None or pd.isna(seed) else seed
+        out.append((_as_int(rows), _as_int(seed) if seed is not None else None))
+    return out
+
+
+def _as_int(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    return value
+
+
+# ---- what the model says about itself ---------------------------------------------------------
+def column_type(column) -> str:
+    """The MLflow type of a synthetic column (as written to Spark: string, long or double)."""
+    if column.type.is_discrete:
+        return {"string": "string", "integer": "long", "float": "double"}[column.category_kind]
+    return "long" if column.type.value == "integer" else "double"
+
+
+def model_signature(schema):
+    """Input ``rows`` (long, required) and ``seed`` (long, optional); output: the schema's columns."""
+    from mlflow.models import ModelSignature
+    from mlflow.types import ColSpec
+    from mlflow.types import Schema as MlflowSchema
+
+    inputs = MlflowSchema([ColSpec("long", "rows"), ColSpec("long", "seed", required=False)])
+    outputs = MlflowSchema([ColSpec(column_type(c), c.name) for c in schema])
+    return ModelSignature(inputs=inputs, outputs=outputs)
+
+
+def privacy_metadata(report: dict) -> dict:
+    """The model's privacy statement, from a fit's computation report."""
+    return {
+        "epsilon": report["epsilon_spent"],
+        "delta": report["delta"],
+        "rho": report["rho_spent"],
+        "epsilon_requested": report["epsilon_requested"],
+        "rho_requested": report["rho_requested"],
+        "neighbouring_relation": report["neighbouring_relation"],
+        "accounting": "rho-zCDP composed by adding rho; (epsilon, delta) by " + report.get("conversion", "the tight conversion"),
+        "n_measurements": len(report["releases"]),
+        "covers": GUARANTEE_COVERS,
+        "not_covered": GUARANTEE_EXCLUDES,
+        "holds_only_dp_state": True,
+        "sampling_spends_budget": False,
+        "sampling_note": "the model holds only DP post-processed state: predict / sampling is post-processing and spends no privacy budget",
+    }
+
+
+def model_metadata(synth, source: str | None = None) -> dict:
+    """MLmodel metadata: privacy, schema, engine configuration, provenance."""
+    from .. import __version__
+    from ..engines import get_engine
+
+    return {
+        "spark_synth": {
+            "version": __version__,
+            "engine": synth.engine,
+            "engine_config": {**get_engine(synth.engine, **synth.engine_options).config(), **synth.engine_options},
+            "out_of_domain": synth.out_of_domain,
+            "source_table": source,
+            "privacy": privacy_metadata(synth.privacy_report_),
+            "schema": synth.schema_.to_dict(),
+        }
+    }
+
+
+def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL_NAME):
+    """Log fitted ``synth`` as a pyfunc model in the active MLflow run; returns its ``ModelInfo``.
+
+    Also tags the run with the model URI and the source table, and logs ``privacy_report.json``
+    when the run does not have it yet — what ``spark-synth release`` needs.
+    """
+    import mlflow
+
+    from .. import __version__
+
+    synth._check_fitted()
+    run = mlflow.active_run()
+    if run is None:
+        from ..errors import UserInputError
+
+        raise UserInputError("no active MLflow run: call log_synthesizer inside `with spark_synth.track.mlflow_run():`")
+    with tempfile.TemporaryDirectory(prefix="spark-synth-model-") as tmp:
+        saved = synth.save(Path(tmp) / "synthesizer")
+        code = Path(tmp) / "spark_synth_model.py"  # written out: the package may be a zipped wheel
+        code.write_text(_MODEL_CODE, encoding="utf-8")
+        with warnings.catch_warnings():  # no input example / type hints: the signature says it all
+            warnings.simplefilter("ignore")
+            info = mlflow.pyfunc.log_model(
+                name=name,
+                python_model=str(code),
+                artifacts={"synthesizer": str(saved)},
+                signature=model_signature(synth.schema_),
+                pip_requirements=[f"spark-synth=={__version__}"],
+                metadata=model_metadata(synth, source),
+            )
+    tags = {TAG_MODEL_URI: info.model_uri, "spark_synth.engine": synth.engine, "spark_synth.dp": "true"}
+    if source:
+        tags[TAG_SOURCE] = source_key(source)
+    mlflow.set_tags(tags)
+    artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(run.info.run_id)}
+    if "privacy_report.json" not in artifacts:
+        mlflow.log_dict(synth.privacy_report_, "privacy_report.json")
+    return info
+
+
+def log_synthesizer(synth, *, source: str | None = None, params: dict | None = None):
+    """Log a fitted synthesizer into the active run: parameters, privacy report, and the model.
+
+    The Python-API counterpart of what ``spark-synth fit`` logs; use inside
+    :func:`spark_synth.track.mlflow_run`. Returns the model's ``ModelInfo``.
+    """
+    from .mlflow_tracking import log_fit
+
+    logged = {"engine": synth.engine, "epsilon": synth.epsilon, "delta": synth.delta,
+              "out_of_domain": synth.out_of_domain, "input": source or "", **(params or {})}
+    log_fit(logged, synth.privacy_report_, getattr(synth, "timings_", {}) or {})
+    return log_synthesizer_model(synth, source=source)
+
+
+def source_key(source: str) -> str:
+    """A stable name for a source table: table names as given (lower case), paths made absolute."""
+    source = source.strip()
+    if "://" in source or ":/" in source:  # s3://…, abfss://…, dbfs:/…, file:/…
+        return source.rstrip("/")
+    if "/" in source or source.startswith(".") or Path(source).suffix in (".csv", ".parquet"):
+        return str(Path(source).expanduser().resolve())
+    return source.lower()
+
+
+def load_synthesizer(model_uri: str):
+    """The :class:`~spark_synth.Synthesizer` inside a logged/registered model (no rows, no budget)."""
+    import mlflow
+
+    return mlflow.pyfunc.load_model(model_uri).unwrap_python_model().synthesizer
+
+
+def sample_model(model_uri: str, rows: int, seed: int | None = None, spark=None, partitions: int | None = None):
+    """Batch path: a Spark DataFrame of ``rows`` rows from a logged or registered model.
+
+    ``model_uri`` is e.g. ``models:/adult_synth/1`` or ``runs:/<run id>/model``. Rows are
+    generated on the executors; sampling is post-processing and spends no privacy budget.
+    """
+    return load_synthesizer(model_uri).sample(rows, seed=seed, spark=spark, partitions=partitions)

@@ -1,0 +1,204 @@
+"""Releases: register a fitted synthesizer's MLflow model as a registry version, with its privacy
+metadata and evaluation metrics as version tags, charged to its source table's budget ledger.
+
+What ``spark-synth release`` does, in order — nothing is registered unless every step passes:
+
+1. read the fit's MLflow run; refuse it unless it has a complete, self-consistent privacy report
+   (``privacy_report.json``: relation, ε/δ/ρ requested and spent, one record per measurement whose
+   ρ add up to the spend) and a spark-synth model whose metadata states the same spend;
+2. charge the release to the source table's ledger (:mod:`spark_synth.track.ledger`), refusing it
+   past the table's cap;
+3. register the model (``mlflow.register_model``: the local SQLite registry, or Unity Catalog for
+   ``catalog.schema.model`` names on Databricks) and tag the version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from ..errors import ParameterError, UserInputError
+from ..privacy import NEIGHBOURING_RELATION, epsilon_from_rho
+from .ledger import BudgetLedger
+from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
+
+#: Run metrics whose names start with this are copied to the version as evaluation tags.
+EVAL_METRIC_PREFIX = "eval_"
+REPORT_FILE = "privacy_report.json"
+_REPORT_NUMBERS = ("epsilon_requested", "delta", "rho_requested", "rho_spent", "epsilon_spent")
+_RELEASE_FIELDS = ("name", "query", "mechanism", "l2_sensitivity", "sigma", "rho")
+
+
+def check_privacy_report(report: object, where: str = "the run") -> dict:
+    """Refuse a privacy report that is missing a field or does not add up; returns it."""
+    if not isinstance(report, dict):
+        raise UserInputError(f"{where} has no privacy report ({REPORT_FILE}); only runs of `spark-synth fit`/`run` "
+                             "or spark_synth.track.log_synthesizer can be released")
+    problems = [f"missing '{k}'" for k in ("neighbouring_relation", *_REPORT_NUMBERS, "releases") if k not in report]
+    if not problems:
+        if report["neighbouring_relation"] != NEIGHBOURING_RELATION:
+            problems.append(f"neighbouring_relation is {report['neighbouring_relation']!r}, not {NEIGHBOURING_RELATION!r}")
+        for key in _REPORT_NUMBERS:
+            if not _number(report[key]):
+                problems.append(f"'{key}' is not a finite number")
+        releases = report["releases"]
+        if not isinstance(releases, list) or not releases:
+            problems.append("'releases' lists no measurements")
+        else:
+            for i, record in enumerate(releases):
+                absent = [f for f in _RELEASE_FIELDS if not isinstance(record, dict) or f not in record]
+                if absent:
+                    problems.append(f"measurement {i} lacks {absent}")
+                elif not (_number(record["rho"]) and record["rho"] >= 0 and _number(record["sigma"]) and record["sigma"] > 0):
+                    problems.append(f"measurement {i} has no valid sigma/rho")
+        if not problems:
+            rho = report["rho_spent"]
+            total = math.fsum(r["rho"] for r in releases)
+            if not math.isclose(total, rho, rel_tol=1e-9, abs_tol=1e-15):
+                problems.append(f"the measurements' rho add up to {total!r}, not rho_spent={rho!r}")
+            if rho > report["rho_requested"] * (1 + 1e-12):
+                problems.append("rho_spent exceeds rho_requested")
+            if not (0 < report["delta"] < 1):
+                problems.append("'delta' is not in (0, 1)")
+            elif not math.isclose(epsilon_from_rho(rho, report["delta"]), report["epsilon_spent"], rel_tol=1e-6, abs_tol=1e-12):
+                problems.append("epsilon_spent is not the conversion of rho_spent at delta")
+    if problems:
+        raise UserInputError(f"{where} has an incomplete privacy report ({'; '.join(problems)}); refusing to release it")
+    return report
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_metrics_file(path: str | Path) -> dict[str, float]:
+    """Evaluation metrics from a JSON file: numeric leaves, nested keys joined with '.'."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ParameterError("metrics", "a readable JSON file of evaluation metrics", str(path)) from exc
+    if not isinstance(raw, dict):
+        raise ParameterError("metrics", "a JSON object (metric name -> number)", type(raw).__name__)
+    out: dict[str, float] = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif _number(value):
+            out[prefix] = float(value)
+
+    walk("", raw)
+    return out
+
+
+def release(run_id: str, name: str, *, source: str | None = None, budget_cap: float | None = None,
+            cap_delta: float | None = None, metrics: dict | str | Path | None = None,
+            ledger_prefix: str | None = None) -> dict:
+    """Register the synthesizer model of MLflow run ``run_id`` as a new version of ``name``.
+
+    ``source`` (default: the run's ``spark_synth.source_table`` tag) names the table whose ledger
+    is charged; ``budget_cap`` (ε, at ``cap_delta``, default the fit's δ) sets that table's cap
+    before charging. ``metrics`` (a dict or a JSON file) adds evaluation metrics to the version
+    tags, next to any ``eval_*`` metrics already logged in the run. Returns the release summary.
+    Raises :class:`~spark_synth.errors.BudgetExhausted` past the cap and
+    :class:`~spark_synth.errors.UserInputError` for a run that cannot be released.
+    """
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    from .mlflow_tracking import use_store
+
+    if not isinstance(name, str) or not name.strip():
+        raise ParameterError("name", "a registered model name (e.g. adult_synth, or catalog.schema.model on Databricks)", name)
+    extra = read_metrics_file(metrics) if isinstance(metrics, (str, Path)) else dict(metrics or {})
+    use_store()
+    client = mlflow.MlflowClient()
+    try:
+        run = client.get_run(run_id)
+    except MlflowException:
+        raise UserInputError(f"no MLflow run with id '{run_id}' in {mlflow.get_tracking_uri()}; pass the mlflow_run_id "
+                             "printed by `spark-synth fit` or `run`") from None
+    where = f"run {run_id}"
+    report = check_privacy_report(_load_report(run), where)
+    model_uri = run.data.tags.get(TAG_MODEL_URI)
+    if not model_uri:
+        raise UserInputError(f"{where} has no spark-synth model; fit with MLflow on (`spark-synth fit`, without "
+                             "--no-mlflow) or log one with spark_synth.track.log_synthesizer")
+    stated = (mlflow.models.get_model_info(model_uri).metadata or {}).get("spark_synth", {}).get("privacy", {})
+    if stated.get("rho") != report["rho_spent"] or stated.get("delta") != report["delta"]:
+        raise UserInputError(f"{where}: the model's privacy metadata does not match the run's privacy report; refusing to release it")
+    source = source or run.data.tags.get(TAG_SOURCE)
+    if not source:
+        raise ParameterError("source table (--source-table)", "the table the model was fitted on", None)
+    evaluation = {k[len(EVAL_METRIC_PREFIX):]: v for k, v in run.data.metrics.items() if k.startswith(EVAL_METRIC_PREFIX)}
+    evaluation.update(extra)
+
+    ledger = BudgetLedger(source, prefix=ledger_prefix)
+    if budget_cap is not None:
+        ledger.set_cap(budget_cap, report["delta"] if cap_delta is None else cap_delta)
+    elif cap_delta is not None:
+        raise ParameterError("cap delta (--cap-delta)", "given together with --budget-cap", cap_delta)
+    with ledger.reserve(fit_run_id=run_id, rho=report["rho_spent"], epsilon=report["epsilon_spent"],
+                        delta=report["delta"], model=name) as reservation:
+        total, cap = reservation.cumulative, reservation.cap
+        tags = {
+            "spark_synth.source_table": ledger.source,
+            "spark_synth.engine": run.data.tags.get("spark_synth.engine", ""),
+            "spark_synth.fit_run_id": run_id,
+            "spark_synth.epsilon": repr(report["epsilon_spent"]),
+            "spark_synth.delta": repr(report["delta"]),
+            "spark_synth.rho": repr(report["rho_spent"]),
+            "spark_synth.neighbouring_relation": report["neighbouring_relation"],
+            "spark_synth.guarantee": "(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; schema is public",
+            "spark_synth.sampling_spends_budget": "false",
+            "spark_synth.cumulative_rho": repr(total["rho"]),
+            "spark_synth.cumulative_epsilon": repr(total["epsilon"]),
+            "spark_synth.cumulative_delta": repr(total["delta"]),
+            "spark_synth.ledger_experiment": ledger.experiment_name,
+            **({"spark_synth.budget_cap_epsilon": repr(cap[0]), "spark_synth.budget_cap_delta": repr(cap[1])} if cap else {}),
+            **{f"spark_synth.eval.{k}": repr(v) for k, v in sorted(evaluation.items())},
+        }
+        version = mlflow.register_model(model_uri, name, tags=tags)
+        reservation.confirm(version.version)
+    return {
+        "model": name,
+        "version": str(version.version),
+        "model_uri": f"models:/{name}/{version.version}",
+        "run_id": run_id,
+        "source_table": ledger.source,
+        "epsilon": report["epsilon_spent"],
+        "delta": report["delta"],
+        "rho": report["rho_spent"],
+        "cumulative": {"rho": total["rho"], "epsilon": total["epsilon"], "delta": total["delta"],
+                       "releases": total["releases"],
+                       "cap_epsilon": cap[0] if cap else None, "cap_delta": cap[1] if cap else None},
+        "ledger_experiment": ledger.experiment_name,
+        "evaluation": evaluation,
+    }
+
+
+def budget(source: str, *, budget_cap: float | None = None, cap_delta: float | None = None,
+           ledger_prefix: str | None = None) -> dict:
+    """The ledger of ``source`` (cumulative spend, cap, releases); optionally set its cap first."""
+    from .mlflow_tracking import use_store
+
+    use_store()
+    ledger = BudgetLedger(source, prefix=ledger_prefix)
+    if budget_cap is not None:
+        if cap_delta is None:
+            raise ParameterError("cap delta (--cap-delta)", "the delta of the cap, e.g. 1e-9, given with --budget-cap", None)
+        ledger.set_cap(budget_cap, cap_delta)
+    elif cap_delta is not None:
+        raise ParameterError("cap delta (--cap-delta)", "given together with --budget-cap", cap_delta)
+    return ledger.summary()
+
+
+def _load_report(run) -> dict | None:
+    import mlflow
+
+    try:
+        return mlflow.artifacts.load_dict(f"{run.info.artifact_uri.rstrip('/')}/{REPORT_FILE}")
+    except Exception:
+        return None

@@ -1,0 +1,201 @@
+"""Evaluation metrics on cases whose answer is known (no Spark: the numpy/pandas building blocks)."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from spark_synth.errors import ParameterError
+from spark_synth.evaluate import association, distance, fidelity, privacy, profile, utility
+from spark_synth.evaluate.encoding import PublicEncoder
+from spark_synth.schema import Column, ColumnType, OutOfDomainPolicy, Schema, encode_frame
+from tests.helpers import tiny_frame, tiny_schema
+
+
+def _pair_counts(frame, schema):
+    codes, _ = encode_frame(frame[list(schema.names)], schema, OutOfDomainPolicy.CLIP)
+    out = {}
+    for a, b in itertools.combinations(range(len(schema)), 2):
+        shape = (schema.columns[a].size, schema.columns[b].size)
+        cells = np.ravel_multi_index((codes[:, a], codes[:, b]), shape)
+        out[(schema.names[a], schema.names[b])] = np.bincount(cells, minlength=shape[0] * shape[1]).reshape(shape)
+    return out
+
+
+def _matrix(frame, schema):
+    return association.association_matrix(schema, _pair_counts(frame, schema), profile.partial_stats(frame, profile.make_plan(schema)))
+
+
+def dependent_frame(n=3000, seed=0):
+    """colour drives size, age and score: every pair is associated."""
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, 3, n)
+    return pd.DataFrame({
+        "colour": np.array(["red", "green", "blue"], dtype=object)[k],
+        "size": pd.array(k + 1, dtype="Int64"),
+        "age": pd.array(np.clip(3 * k + rng.integers(0, 2, n), 0, 9), dtype="Int64"),
+        "score": np.clip(0.3 * k + 0.1 * rng.random(n), 0, 1),
+    })
+
+
+def shuffled_columns(frame, seed=1):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({c: frame[c].to_numpy()[rng.permutation(len(frame))] for c in frame.columns})
+
+
+# ---- TVD -----------------------------------------------------------------------------------
+def test_tvd_known_values():
+    assert fidelity.tvd(np.array([3, 1, 0]), np.array([30, 10, 0])) == 0.0
+    assert fidelity.tvd(np.array([5, 0]), np.array([0, 7])) == pytest.approx(1.0)
+    assert fidelity.tvd(np.array([1, 1]), np.array([1, 0])) == pytest.approx(0.5)
+
+
+def test_marginal_fidelity_identical_is_zero_and_shuffle_keeps_one_way():
+    schema = fidelity.evaluation_schema(tiny_schema(), 4)
+    frame = dependent_frame()
+    sets = fidelity.column_sets(schema)
+    counts = lambda f: {**{(n,): c.sum(axis=1) for (n, _), c in _pair_counts(f, schema).items()},  # noqa: E731
+                        **{("score",): _pair_counts(f, schema)[("colour", "score")].sum(axis=0)},
+                        **_pair_counts(f, schema)}
+    same = fidelity.marginal_fidelity(counts(frame), counts(frame), {1: sets[1], 2: sets[2]})
+    assert same["1way"]["tvd_max"] == 0.0 and same["2way"]["tvd_max"] == 0.0
+    shuffled = fidelity.marginal_fidelity(counts(frame), counts(shuffled_columns(frame)), {1: sets[1], 2: sets[2]})
+    assert shuffled["1way"]["tvd_max"] == pytest.approx(0.0, abs=1e-12)
+    assert shuffled["2way"]["tvd_mean"] > 0.3
+
+
+def test_column_sets_sample_triples_deterministically():
+    schema = Schema(columns=tuple(Column(f"c{i}", ColumnType.CATEGORICAL, categories=("a", "b")) for i in range(8)))
+    sets = fidelity.column_sets(schema, max_triples=10, seed=3)
+    assert len(sets[1]) == 8 and len(sets[2]) == 28 and len(sets[3]) == 10
+    assert sets[3] == fidelity.column_sets(schema, max_triples=10, seed=3)[3]
+    assert sets[3] != fidelity.column_sets(schema, max_triples=10, seed=4)[3]
+    assert len(fidelity.column_sets(schema, max_triples=1000)[3]) == 56
+
+
+def test_evaluation_schema_coarsens_numeric_bins_only():
+    schema = fidelity.evaluation_schema(Schema(columns=(
+        Column("age", ColumnType.INTEGER, min=17, max=90), Column("x", ColumnType.CONTINUOUS, min=0, max=1, bins=8),
+        Column("c", ColumnType.CATEGORICAL, categories=tuple("abcdefghij")))), 16)
+    assert schema["age"].n_values == 16 and schema["x"].n_values == 8 and schema["c"].n_values == 10
+    with pytest.raises(ParameterError, match="numeric_bins"):
+        fidelity.evaluation_schema(schema, 1)
+
+
+# ---- association ---------------------------------------------------------------------------
+def test_association_measures_known_values():
+    assert association.cramers_v(np.array([[50, 0], [0, 50]])) == pytest.approx(1.0)
+    assert association.cramers_v(np.array([[25, 25], [25, 25]])) == pytest.approx(0.0)
+    x = np.arange(10.0)
+    assert association.pearson(10, x.sum(), (2 * x).sum(), (x * x).sum(), (4 * x * x).sum(), (2 * x * x).sum()) == pytest.approx(1.0)
+    # numeric fully determined by the category -> eta 1; same mean in every category -> 0
+    assert association.correlation_ratio(np.array([2, 2.]), np.array([0, 4.]), np.array([0, 8.])) == pytest.approx(1.0)
+    assert association.correlation_ratio(np.array([2, 2.]), np.array([2, 2.]), np.array([4, 4.])) == pytest.approx(0.0)
+
+
+def test_association_identical_zero_and_shuffled_copy_differs():
+    schema = tiny_schema()
+    frame = dependent_frame()
+    real = _matrix(frame, schema)
+    assert np.allclose(np.diag(real), 1.0) and real[0, 1] > 0.9  # colour -> size is deterministic
+    same = association.association_difference(real, _matrix(frame.copy(), schema), list(schema.names))
+    assert same["abs_diff_max"] == 0.0
+    shuffled = association.association_difference(real, _matrix(shuffled_columns(frame), schema), list(schema.names))
+    assert shuffled["abs_diff_mean"] > 0.5
+
+
+# ---- distances -----------------------------------------------------------------------------
+def test_sliced_wasserstein_known_shift():
+    schema = Schema(columns=(Column("x", ColumnType.CONTINUOUS, min=0.0, max=1.0, nullable=False),))
+    plan = profile.make_plan(schema, projections=8, bins=1000)
+    zeros, ones = pd.DataFrame({"x": np.zeros(100)}), pd.DataFrame({"x": np.ones(100)})
+    a, b = profile.partial_stats(zeros, plan), profile.partial_stats(ones, plan)
+    assert distance.sliced_wasserstein(a, a, plan)["sliced_w1"] == 0.0
+    # 1-D encoding: every unit direction is ±1, so the projections are 1 apart.
+    assert distance.sliced_wasserstein(a, b, plan)["sliced_w1"] == pytest.approx(1.0, abs=2e-3)
+
+
+def test_mmd_identical_zero_and_shifted_positive():
+    rng = np.random.default_rng(0)
+    x = rng.random((300, 4))
+    assert distance.mmd(x, x.copy())["mmd"] == 0.0
+    assert distance.mmd(x, x + 0.5)["mmd"] > 0.3
+    assert distance.mmd(x, rng.random((300, 4)))["mmd"] < 0.15
+
+
+def test_public_encoding_distances():
+    schema = tiny_schema()
+    enc = PublicEncoder(schema)
+    frame = pd.DataFrame({"colour": ["red", "green", None], "size": [1, 1, 1], "age": [0, 0, 9], "score": [0.5, 0.5, None]})
+    x = enc.transform(frame)
+    assert x.shape == (3, enc.width) and x.min() >= 0 and x.max() <= 1
+    assert np.linalg.norm(x[0] - x[1]) == pytest.approx(1.0)  # one category differs
+    assert x[2, enc.slices["score"]].tolist() == [0.0, 1.0]  # null indicator
+    assert x[2, enc.slices["age"]].tolist() == [1.0, 0.0]
+
+
+# ---- privacy proxies ------------------------------------------------------------------------
+def test_privacy_proxies_copy_of_train_is_flagged():
+    rng = np.random.default_rng(0)
+    train, holdout = rng.random((400, 5)), rng.random((400, 5))
+    out = privacy.privacy_proxies(train, holdout, train.copy())
+    assert out["dcr_train_median"] == 0.0 and out["dcr_holdout_median"] > 0
+    assert out["share_closer_to_train"] == 1.0 and out["share_exact_copies_of_train"] == 1.0
+    assert out["membership_auc"] == 1.0
+
+
+def test_privacy_proxies_fresh_sample_looks_like_holdout():
+    rng = np.random.default_rng(1)
+    train, holdout, fresh = rng.random((2000, 3)), rng.random((2000, 3)), rng.random((2000, 3))
+    out = privacy.privacy_proxies(train, holdout, fresh)
+    assert out["share_closer_to_train"] == pytest.approx(0.5, abs=0.05)
+    assert out["membership_auc"] == pytest.approx(0.5, abs=0.05)
+    assert out["share_exact_copies_of_train"] == 0.0
+
+
+# ---- utility --------------------------------------------------------------------------------
+def _learnable(n, seed):
+    frame = tiny_frame(n, seed)
+    frame["colour"] = np.where(frame["score"] > 0.5, "red", np.where(frame["age"].astype(int) > 4, "green", "blue")).astype(object)
+    return frame
+
+
+def test_tstr_on_real_data_equals_trtr_classification():
+    schema = tiny_schema()
+    train, holdout = _learnable(1500, 0), _learnable(500, 1)
+    out = utility.utility(train, holdout, train.copy(), schema, "colour", seed=0)
+    assert out["task"] == "classification" and set(out["learners"]) == {"logistic_regression", "random_forest", "xgboost"}
+    for scores in out["learners"].values():
+        assert scores["tstr"] == scores["trtr"]
+    assert out["best"]["trtr"]["auroc"] > 0.95  # the label is a function of the features
+    noise = train.copy()
+    noise["colour"] = np.random.default_rng(5).choice(["red", "green", "blue"], len(noise)).astype(object)
+    assert utility.utility(train, holdout, noise, schema, "colour")["best"]["tstr"]["auroc"] < 0.7
+
+
+def test_tstr_on_real_data_equals_trtr_regression():
+    schema = tiny_schema()
+    frame = tiny_frame(1200, 2)
+    frame["score"] = np.clip(frame["age"].astype(float) / 10 + 0.01 * np.random.default_rng(0).random(1200), 0, 1)
+    out = utility.utility(frame.iloc[:900], frame.iloc[900:], frame.iloc[:900].copy(), schema, "score")
+    assert out["task"] == "regression" and out["primary_metric"] == "r2"
+    for scores in out["learners"].values():
+        assert scores["tstr"] == scores["trtr"]
+    assert out["best"]["trtr"]["r2"] > 0.9
+
+
+def test_single_class_synthetic_does_not_crash():
+    schema = tiny_schema()
+    train, holdout = _learnable(300, 0), _learnable(200, 1)
+    constant = train.copy()
+    constant["colour"] = "red"
+    out = utility.utility(train, holdout, constant, schema, "colour")
+    assert out["learners"]["xgboost"]["tstr"]["auroc"] == pytest.approx(0.5)
+
+
+def test_bad_target_names_the_parameter():
+    with pytest.raises(ParameterError, match="parameter 'target'"):
+        utility.check_target(tiny_schema(), "nope")
+    with pytest.raises(ParameterError, match="parameter 'target'"):
+        utility.check_target(tiny_schema(), None)

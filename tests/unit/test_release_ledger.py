@@ -1,0 +1,249 @@
+"""Releases and the per-table budget ledger, on a real local SQLite MLflow store (no Spark: the
+synthesizers here are fitted from noisy counts the privacy layer releases, as the pipeline does)."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+
+import mlflow
+import numpy as np
+import pytest
+
+from spark_synth import BudgetExhausted, Synthesizer, UserInputError
+from spark_synth.cli import main
+from spark_synth.engines import IndependentEngine
+from spark_synth.privacy import Accountant, PrivacyBudget, epsilon_from_rho, release_counts, rho_from_epsilon
+from spark_synth.track import BudgetLedger, LedgerEntry, check_privacy_report, compose, log_synthesizer, mlflow_run, release
+from tests.helpers import tiny_schema
+
+SOURCE = "main.sales.customers"
+
+
+def fitted(epsilon: float = 1.0, delta: float = 1e-9, seed: int = 0) -> Synthesizer:
+    """A synthesizer fitted the pipeline's way, from DP counts (here of a made-up histogram)."""
+    schema, engine = tiny_schema(), IndependentEngine()
+    accountant = Accountant(PrivacyBudget(epsilon, delta))
+    queries = engine.plan(schema)
+    for query in queries:
+        accountant.request(query.name, query.weight)
+    accountant.allocate()
+    rng = np.random.default_rng(seed)
+    measurements = [release_counts(accountant, q.name, q.columns, rng.integers(50, 500, schema[q.columns[0]].size))
+                    for q in queries]
+    synth = Synthesizer("independent", epsilon=epsilon, delta=delta)
+    synth.model_, synth.schema_, synth.privacy_report_, synth.timings_ = engine.fit(schema, measurements), schema, accountant.report(), {}
+    return synth
+
+
+@pytest.fixture
+def store(spark_home):
+    from spark_synth.track import use_store
+
+    use_store(spark_home)
+    return mlflow.MlflowClient()
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}:"
+
+
+def logged_run(synth: Synthesizer, source: str = SOURCE) -> str:
+    with mlflow_run("ledger-test") as run:
+        log_synthesizer(synth, source=source)
+    return run.info.run_id
+
+
+def cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out.strip(), err.strip()
+
+
+# ---- composition ---------------------------------------------------------------------------------
+def entry(fit: str, rho: float, delta: float) -> LedgerEntry:
+    return LedgerEntry(uuid.uuid4().hex, fit, rho, epsilon_from_rho(rho, delta), delta, "m", "1", "FINISHED", 0)
+
+
+def test_compose_adds_rho_once_per_fit_and_converts_at_the_stated_delta():
+    entries = [entry("a", 0.01, 1e-9), entry("b", 0.02, 1e-6), entry("a", 0.01, 1e-9)]  # fit a released twice
+    total = compose(entries, None)
+    assert total["rho"] == pytest.approx(0.03, rel=1e-15) and total["fits"] == 2 and total["releases"] == 3
+    assert total["delta"] == 1e-9  # no cap: the smallest delta any release used
+    assert total["epsilon"] == epsilon_from_rho(0.03, 1e-9)
+    at_cap = compose(entries, 1e-5)
+    assert at_cap["epsilon"] == epsilon_from_rho(0.03, 1e-5) < total["epsilon"]
+    assert compose([], None) == {"rho": 0.0, "epsilon": 0.0, "delta": None, "releases": 0, "fits": 0}
+
+
+def test_ledger_names_are_stable_and_keep_sources_apart():
+    a, b = BudgetLedger("Main.Sales.Customers", prefix="p:"), BudgetLedger("main.sales.customers", prefix="p:")
+    assert a.experiment_name == b.experiment_name == "p:main.sales.customers"
+    path1, path2 = BudgetLedger("/data/a b/t", prefix="p:"), BudgetLedger("/data/a_b/t", prefix="p:")
+    assert path1.experiment_name != path2.experiment_name and "/" not in path1.experiment_name[2:]
+
+
+# ---- the privacy report check ----------------------------------------------------------------------
+def test_complete_report_passes_and_each_gap_is_named():
+    report = fitted().privacy_report_
+    assert check_privacy_report(report) is report
+    cases = {
+        "missing 'releases'": lambda r: r.pop("releases"),
+        "missing 'rho_spent'": lambda r: r.pop("rho_spent"),
+        "lists no measurements": lambda r: r.update(releases=[]),
+        "add up to": lambda r: r.update(rho_spent=r["rho_spent"] * 0.5),
+        "lacks ['sigma']": lambda r: r["releases"][0].pop("sigma"),
+        "neighbouring_relation is": lambda r: r.update(neighbouring_relation="replace one row"),
+        "epsilon_spent is not the conversion": lambda r: r.update(epsilon_spent=r["epsilon_spent"] / 2),
+    }
+    for fragment, tamper in cases.items():
+        broken = json.loads(json.dumps(report))
+        tamper(broken)
+        with pytest.raises(UserInputError, match="incomplete privacy report") as info:
+            check_privacy_report(broken)
+        assert fragment in str(info.value), fragment
+    with pytest.raises(UserInputError, match="has no privacy report"):
+        check_privacy_report(None)
+
+
+# ---- release refusals --------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["no_report", "tampered_report", "no_model", "unknown_run"])
+def test_release_refuses_runs_without_a_complete_privacy_report(case, store, prefix, capsys):
+    synth = fitted()
+    name = f"refused_{uuid.uuid4().hex[:6]}"
+    if case == "unknown_run":
+        run_id, fragment = "0" * 32, "no MLflow run with id"
+    else:
+        with mlflow_run("not releasable") as run:
+            if case == "tampered_report":
+                from spark_synth.track import log_synthesizer_model
+
+                report = dict(synth.privacy_report_, releases=synth.privacy_report_["releases"][:-1])
+                mlflow.log_dict(report, "privacy_report.json")
+                log_synthesizer_model(synth, source=SOURCE)
+                fragment = "incomplete privacy report (the measurements' rho add up to"
+            elif case == "no_model":
+                mlflow.log_dict(synth.privacy_report_, "privacy_report.json")
+                fragment = "has no spark-synth model"
+            else:
+                mlflow.log_param("engine", "independent")
+                fragment = "has no privacy report"
+        run_id = run.info.run_id
+    code, out, err = cli(capsys, "release", "--run-id", run_id, "--name", name, "--ledger-prefix", prefix)
+    assert code == 2 and out == ""
+    assert err.startswith("spark-synth: error:") and fragment in err and "\n" not in err
+    assert store.search_model_versions(f"name = '{name}'") == []
+    assert BudgetLedger(SOURCE, prefix=prefix).entries() == []
+
+
+# ---- the cumulative budget ---------------------------------------------------------------------------
+def test_cumulative_budget_is_recorded_shown_and_capped(store, prefix, capsys):
+    first, second = fitted(seed=1), fitted(seed=2)
+    run_a, run_b = logged_run(first), logged_run(second)
+    name = f"customers_{uuid.uuid4().hex[:6]}"
+
+    code, out, err = cli(capsys, "release", "--run-id", run_a, "--name", name, "--budget-cap", "1.2",
+                         "--ledger-prefix", prefix)
+    assert code == 0, err
+    one = json.loads(out)
+    rho_a = first.privacy_report_["rho_spent"]
+    assert (one["version"], one["model_uri"], one["source_table"]) == ("1", f"models:/{name}/1", SOURCE)
+    assert one["cumulative"] == {"rho": rho_a, "epsilon": epsilon_from_rho(rho_a, 1e-9), "delta": 1e-9, "releases": 1,
+                                 "cap_epsilon": 1.2, "cap_delta": 1e-9}
+    assert one["cumulative"]["epsilon"] == pytest.approx(1.0, rel=1e-9)
+
+    # the same fit under another name publishes nothing new: no extra spend
+    code, out, err = cli(capsys, "release", "--run-id", run_a, "--name", name + "_copy", "--ledger-prefix", prefix)
+    assert code == 0, err
+    assert json.loads(out)["cumulative"]["rho"] == rho_a
+
+    # a second fit of the same table would reach epsilon ~1.44 > 1.2: refused, nothing registered
+    code, out, err = cli(capsys, "release", "--run-id", run_b, "--name", name, "--ledger-prefix", prefix)
+    assert code == 2 and out == "" and "\n" not in err
+    assert f"source table '{SOURCE}' budget cap exceeded" in err and "cap epsilon=1.2 at delta=1e-09" in err
+    assert "already spent epsilon=1" in err and "--budget-cap" in err
+    assert [str(v.version) for v in store.search_model_versions(f"name = '{name}'")] == ["1"]
+
+    code, out, err = cli(capsys, "budget", "--source-table", SOURCE, "--ledger-prefix", prefix)
+    shown = json.loads(out)
+    assert code == 0 and [r["fit_run_id"] for r in shown["releases"]] == [run_a, run_a]
+    assert shown["cumulative"]["rho"] == rho_a and shown["cap"]["epsilon"] == 1.2
+    assert shown["cap"]["rho_left"] == pytest.approx(rho_from_epsilon(1.2, 1e-9) - rho_a)
+
+    # under a raised cap the second fit is admitted and the cumulative spend is ρ_a + ρ_b
+    code, out, err = cli(capsys, "release", "--run-id", run_b, "--name", name, "--budget-cap", "2",
+                         "--ledger-prefix", prefix)
+    assert code == 0, err
+    two = json.loads(out)
+    rho_total = math.fsum([rho_a, second.privacy_report_["rho_spent"]])
+    assert two["version"] == "2" and two["cumulative"]["rho"] == rho_total
+    assert two["cumulative"]["epsilon"] == epsilon_from_rho(rho_total, 1e-9) < 2.0
+    tags = store.get_model_version(name, "2").tags
+    assert tags["spark_synth.cumulative_epsilon"] == repr(two["cumulative"]["epsilon"])
+    assert tags["spark_synth.budget_cap_epsilon"] == "2.0" and tags["spark_synth.fit_run_id"] == run_b
+
+
+def test_version_tags_carry_privacy_metadata_and_evaluation_metrics(store, prefix, tmp_path):
+    synth = fitted()
+    run_id = logged_run(synth)
+    store.log_metric(run_id, "eval_marginal_tvd_mean", 0.042)  # what `spark-synth evaluate` logs
+    metrics = tmp_path / "metrics.json"
+    metrics.write_text(json.dumps({"utility": {"tstr_auc": 0.81}, "label": "not a number"}))
+    name = f"tagged_{uuid.uuid4().hex[:6]}"
+    summary = release(run_id, name, metrics=metrics, ledger_prefix=prefix)
+    tags = store.get_model_version(name, summary["version"]).tags
+    report = synth.privacy_report_
+    assert tags["spark_synth.epsilon"] == repr(report["epsilon_spent"]) and tags["spark_synth.delta"] == "1e-09"
+    assert tags["spark_synth.rho"] == repr(report["rho_spent"])
+    assert tags["spark_synth.neighbouring_relation"] == "add/remove one row"
+    assert tags["spark_synth.sampling_spends_budget"] == "false" and "schema is public" in tags["spark_synth.guarantee"]
+    assert tags["spark_synth.eval.marginal_tvd_mean"] == "0.042" and tags["spark_synth.eval.utility.tstr_auc"] == "0.81"
+    assert not any("label" in key for key in tags)
+    assert tags["spark_synth.source_table"] == SOURCE and tags["spark_synth.engine"] == "independent"
+
+
+def test_pending_releases_count_and_failed_ones_do_not(store, prefix):
+    """Record-then-verify: a release in progress holds its share; one that fails releases it."""
+    a, b = fitted(seed=3), fitted(seed=4)
+    run_b = logged_run(b)
+    ledger = BudgetLedger(SOURCE, prefix=prefix)
+    ledger.set_cap(1.2, 1e-9)
+    report = a.privacy_report_
+    with ledger.reserve(fit_run_id="pending-fit", rho=report["rho_spent"], epsilon=report["epsilon_spent"],
+                        delta=report["delta"], model="m") as pending:
+        assert pending.cumulative["releases"] == 1
+        with pytest.raises(BudgetExhausted, match="budget cap exceeded"):
+            release(run_b, f"racing_{uuid.uuid4().hex[:6]}", ledger_prefix=prefix)
+        pending.confirm("7")
+    assert [e.fit_run_id for e in ledger.entries()] == ["pending-fit"]
+
+    with pytest.raises(RuntimeError):
+        with ledger.reserve(fit_run_id="doomed", rho=0.001, epsilon=0.1, delta=1e-9, model="m"):
+            raise RuntimeError("registry unavailable")
+    assert [e.fit_run_id for e in ledger.entries()] == ["pending-fit"]
+
+
+def test_bad_caps_are_named(store, prefix, capsys):
+    code, _, err = cli(capsys, "budget", "--source-table", SOURCE, "--budget-cap", "-1", "--cap-delta", "1e-9",
+                       "--ledger-prefix", prefix)
+    assert code == 2 and "'budget cap epsilon (--budget-cap)' must be a finite number > 0" in err
+    code, _, err = cli(capsys, "budget", "--source-table", SOURCE, "--budget-cap", "1", "--ledger-prefix", prefix)
+    assert code == 2 and "'cap delta (--cap-delta)'" in err
+
+
+def test_databricks_uses_the_workspace_store_and_shared_ledgers(monkeypatch, tmp_path):
+    from spark_synth.track import default_tracking_uri, on_databricks
+    from spark_synth.track.ledger import default_prefix
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("SPARK_SYNTH_LEDGER_PREFIX", raising=False)
+    monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
+    assert not on_databricks() and default_tracking_uri(tmp_path) == f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert default_prefix() == "spark-synth-budget:"
+    monkeypatch.setenv("DATABRICKS_RUNTIME_VERSION", "15.4")
+    assert default_tracking_uri(tmp_path) == "databricks"
+    assert BudgetLedger("main.sales.customers").experiment_name == "/Shared/spark-synth-budget-main.sales.customers"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow:5000")
+    assert default_tracking_uri(tmp_path) == "http://mlflow:5000"
