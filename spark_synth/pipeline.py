@@ -230,7 +230,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     spark = spark or get_spark(spark_profile)
     params = {"engine": engine, "epsilon": epsilon, "delta": delta, "input": input, "schema": schema,
-              "out_of_domain": out_of_domain, "n_columns": len(parsed), "model": model, "spark_synth_version": __version__}
+              "out_of_domain": out_of_domain, "n_columns": len(parsed), "model": model, "spark_synth_version": __version__,
+              "engine_config": json.dumps(synth._engine.config(), sort_keys=True)}
     with _tracking(mlflow, f"fit-{engine}") as tracker:
         _fit_from_input(synth, spark, input, parsed, tracker, params)
         saved = synth.save(model)
@@ -321,5 +322,6 @@ def _run_params(config: RunConfig, schema: Schema) -> dict:
         "output": config.output,
         "out_of_domain": config.out_of_domain,
         "n_columns": len(schema),
+        "engine_config": json.dumps(get_engine(config.engine, **(config.engine_options or {})).config(), sort_keys=True),
         "spark_synth_version": __version__,
     }

@@ -43,6 +43,7 @@ def test_run_writes_delta_and_logs_mlflow(spark, spark_home, adult_sample_paths,
     assert run.info.status == "FINISHED"
     assert run.data.metrics["epsilon_spent"] <= run.data.metrics["epsilon_requested"] == 1.0
     assert run.data.params["output_location"].endswith("synthetic/adult")
+    assert json.loads(run.data.params["engine_config"]) == {}  # independent takes no options
     report = mlflow.artifacts.load_dict(run.info.artifact_uri + "/privacy_report.json")
     assert len(report["releases"]) == 15
     assert {"name", "query", "l2_sensitivity", "sigma", "rho"} <= set(report["releases"][0])

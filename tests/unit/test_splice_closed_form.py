@@ -86,3 +86,12 @@ def test_directions_are_deterministic_and_public():
     c, _ = make_directions(schema, 3, 5, seed=10)
     assert np.array_equal(a, b) and sa == sb and not np.array_equal(a, c)
     assert all(len(s) == 2 for s in sa[3:]) and all(len(s) == len(schema) for s in sa[:3])
+
+
+def test_pair_directions_cover_every_pair_evenly():
+    schema = tiny_schema()  # 4 columns -> 6 pairs
+    _, supports = make_directions(schema, n_dense=0, n_sparse=15, seed=0)
+    counts = {}
+    for s in supports:
+        counts[s] = counts.get(s, 0) + 1
+    assert len(counts) == 6 and set(counts.values()) <= {2, 3}

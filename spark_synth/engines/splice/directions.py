@@ -2,11 +2,14 @@
 
 * dense directions (the paper's): a uniform random unit vector over all coordinates, scaled by
   1/√d (d = number of columns), so |wᵀx| ≤ 1 for every row;
-* sparse directions: a random unit vector on the blocks of a random column pair, scaled by 1/√2,
+* sparse directions: a random unit vector on the blocks of a column pair, scaled by 1/√2 (pairs
+  taken in seeded random order, cycling, so every pair gets ⌊n_sparse / pairs⌋ or one more),
   so the projection fills [-1, 1] and the moments resolve pairwise structure.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -25,8 +28,12 @@ def make_directions(schema: Schema, n_dense: int, n_sparse: int, seed: int) -> t
         rows.append(v / np.linalg.norm(v) / np.sqrt(d))
         supports.append(tuple(range(d)))
     pair_size = min(2, d)
-    for _ in range(n_sparse):
-        columns = tuple(sorted(rng.choice(d, size=pair_size, replace=False).tolist()))
+    pairs = [tuple(p) for p in itertools.combinations(range(d), pair_size)]
+    order: list[int] = []
+    for _ in range(n_sparse):  # every pair covered evenly: cycle through seeded permutations
+        if not order:
+            order = rng.permutation(len(pairs)).tolist()
+        columns = pairs[order.pop()]
         v = np.zeros(embedding.width)
         for j in columns:
             block = embedding.block(j)

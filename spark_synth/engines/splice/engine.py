@@ -40,7 +40,7 @@ class SpliceConfig:
     degree: int = 12
     components: int = 32
     marginal_share: float = 0.3
-    anchor_weight: float = 1.0
+    anchor_weight: float = 0.0
     learning_rate: float = 0.05
     steps: int = 600
     patience: int = 60
