@@ -180,14 +180,14 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
                         engine_options=config.engine_options)
     with _tracking(config.mlflow, f"run-{config.engine}") as tracker:
         if evaluate is None:
-            _fit_from_input(synth, spark, config.input, schema, tracker, _run_params(config, schema))
+            _fit_from_input(synth, spark, config.input, schema, tracker, _run_params(config, synth, schema))
         else:  # fair protocol: the synthesizer only ever sees the train part
             from .evaluate import train_holdout_split
             from .io import read_input
 
             train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
             synth.fit(train, schema)
-            tracker.log_fit({**_run_params(config, schema), "fit_on": "train part (evaluate)"}, synth.privacy_report_, synth.timings_)
+            tracker.log_fit({**_run_params(config, synth, schema), "fit_on": "train part (evaluate)"}, synth.privacy_report_, synth.timings_)
         tracker.log_model(synth, config.input)  # the pyfunc model `spark-synth release` registers
         write_started = time.perf_counter()
         written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
@@ -229,9 +229,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     parsed = load_schema(schema)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     spark = spark or get_spark(spark_profile)
-    params = {"engine": engine, "epsilon": epsilon, "delta": delta, "input": input, "schema": schema,
-              "out_of_domain": out_of_domain, "n_columns": len(parsed), "model": model, "spark_synth_version": __version__,
-              "engine_config": json.dumps(synth._engine.config(), sort_keys=True)}
+    params = {**_fit_params(synth, input, schema, parsed), "model": model}
     with _tracking(mlflow, f"fit-{engine}") as tracker:
         _fit_from_input(synth, spark, input, parsed, tracker, params)
         saved = synth.save(model)
@@ -310,18 +308,21 @@ def _tracking(enabled: bool, run_name: str):
         yield _Tracker(active)
 
 
-def _run_params(config: RunConfig, schema: Schema) -> dict:
+def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schema) -> dict:
+    """MLflow parameters of a fit (shared by ``run`` and ``fit``)."""
     return {
-        "engine": config.engine,
-        "epsilon": config.epsilon,
-        "delta": config.delta,
-        "rows": config.rows,
-        "seed": config.seed,
-        "input": config.input,
-        "schema": config.schema,
-        "output": config.output,
-        "out_of_domain": config.out_of_domain,
+        "engine": synth.engine,
+        "epsilon": synth.epsilon,
+        "delta": synth.delta,
+        "input": source,
+        "schema": schema_path,
+        "out_of_domain": synth.out_of_domain,
         "n_columns": len(schema),
-        "engine_config": json.dumps(get_engine(config.engine, **(config.engine_options or {})).config(), sort_keys=True),
+        "engine_config": json.dumps(synth._engine.config(), sort_keys=True),
         "spark_synth_version": __version__,
     }
+
+
+def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema) -> dict:
+    return {**_fit_params(synth, config.input, config.schema, schema),
+            "rows": config.rows, "seed": config.seed, "output": config.output}

@@ -17,10 +17,6 @@ class Location:
     is_table: bool
     format: str  # "delta", "parquet" or "csv"
 
-    @property
-    def describe(self) -> str:
-        return f"table {self.target}" if self.is_table else f"{self.format} at {self.target}"
-
 
 def is_table_name(target: str) -> bool:
     """``name``, ``db.name`` or ``catalog.db.name`` without a file extension is a table name."""

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import Column, ColumnType, Schema
-from .encoding import OutOfDomainPolicy, encode_frame
+from .encoding import OutOfDomainPolicy, as_numbers, clipped_numbers, encode_frame
 
 
 def _one_hot(column: Column) -> bool:
@@ -74,9 +74,8 @@ class Embedding:
             if column.type.is_discrete:
                 block[:] = self.code_vectors(j)[codes[:, j]]
                 continue
-            x = pd.to_numeric(frame[column.name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
-            x = np.clip(np.nan_to_num(x, nan=column.min), column.min, column.max)
+            x = clipped_numbers(as_numbers(frame[column.name]), column)
             block[:, 0] = np.where(is_null, 0.0, 2.0 * (x - column.min) / (column.max - column.min) - 1.0)
             if column.nullable:
                 block[:, 1] = is_null.astype(np.float64)

@@ -49,10 +49,10 @@ def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) 
         unknown = (codes < 0) & ~is_null  # not one of the categories
         unusable = unknown  # under `clip`, these become null
     else:
-        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        unusable = ~is_null & np.isnan(x)  # not a number at all: becomes null under `clip`
-        unknown = unusable | (~is_null & ((x < column.min) | (x > column.max)))
-        x = np.clip(np.nan_to_num(x, nan=column.min), column.min, column.max)  # `clip`: to the bounds
+        raw = as_numbers(values)
+        unusable = ~is_null & np.isnan(raw)  # not a number at all: becomes null under `clip`
+        unknown = unusable | (~is_null & ((raw < column.min) | (raw > column.max)))
+        x = clipped_numbers(raw, column)  # `clip`: to the bounds
         codes = np.clip(np.searchsorted(column.bin_edges, x, side="right") - 1, 0, column.n_values - 1)
     rejected = policy is OutOfDomainPolicy.ERROR and bool(unknown.any())
     is_null = is_null | unusable
@@ -64,13 +64,23 @@ def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) 
     return codes.astype(np.int64), rejected
 
 
+def as_numbers(values: pd.Series) -> np.ndarray:
+    """Parse a column to float64; nulls and non-numbers become NaN."""
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def clipped_numbers(raw: np.ndarray, column: Column) -> np.ndarray:
+    """Numbers clipped to the column's public bounds (NaN placed at ``min``; callers mask nulls)."""
+    return np.clip(np.nan_to_num(raw, nan=column.min), column.min, column.max)
+
+
 def _category_index(values: pd.Series, column: Column, is_null: np.ndarray) -> np.ndarray:
     categories = pd.Index(list(column.categories))
     if column.category_kind == "string":
         lookup = values.astype(object).where(~is_null, None)
         lookup = lookup.map(lambda v: v if v is None or isinstance(v, str) else str(v))
     else:
-        numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        numeric = as_numbers(values)
         if column.category_kind == "integer":
             whole = np.isfinite(numeric) & (numeric == np.round(numeric))
             # Non-integral numbers can never match an integer category: mark with an impossible key.
