@@ -1,7 +1,7 @@
 """SPLICE vs the `independent` engine: quality and time on shared datasets (prints tables).
 
     python benchmarks/splice_quality.py --datasets adult california_housing --epsilon 1 \
-        [--set n_dense=64 n_sparse=256 ...] [--seeds 0]
+        [--set n_dense=64 numeric_model=gaussian ...] [--seeds 0]
 
 Protocol: deterministic 80/20 train/hold-out split (seed 0); each engine is fitted on the train
 split only and samples as many rows as the train split has. Metrics (numbers on 16 equal-width
@@ -107,6 +107,16 @@ def metrics(real: pd.DataFrame, syn: pd.DataFrame, holdout: pd.DataFrame, schema
     }
 
 
+def parse_option(value: str):
+    """A --set value: whole number, number, or text (e.g. numeric_model=gaussian)."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -119,8 +129,8 @@ def main() -> None:
     args = parser.parse_args()
     options = {}
     for item in args.set:
-        key, value = item.split("=")
-        options[key] = float(value) if "." in value or "e" in value else int(value)
+        key, value = item.split("=", 1)
+        options[key] = parse_option(value)
     spark = get_spark(extra_conf={"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
     print(f"epsilon={args.epsilon} delta={args.delta} splice options={options or 'defaults'}")
     print("| dataset | engine | seed | 1-way TVD | 2-way TVD | sliced W1 | TSTR | fit s |")

@@ -5,8 +5,9 @@
 # MAGIC **What it measures:** DP 1-way histograms of every column (a share of ρ) and, in one Spark pass,
 # MAGIC the sums Σ T_j(wᵀx)/√j of Chebyshev polynomials of the rows' projections on random dense and
 # MAGIC column-pair directions (the rest of ρ), noised once with the discrete Gaussian
-# MAGIC (ℓ2 sensitivity √(L·H_k)). **What it fits:** a mixture of product distributions matching the noisy
-# MAGIC moments, in PyTorch (on the driver's GPU when there is one), raked to the DP 1-way marginals.
+# MAGIC (ℓ2 sensitivity √(L·H_k)). **What it fits:** a mixture (categorical columns as code distributions,
+# MAGIC numeric columns as one low-rank Gaussian per component) matching the noisy moments, in PyTorch
+# MAGIC (on the driver's GPU when there is one), calibrated to the DP 1-way marginals.
 # MAGIC **What it keeps:** the marginals and part of the dependence between columns. Details: docs/splice.md.
 # MAGIC
 # MAGIC **Guarantee:** (ε, δ)-DP (ρ-zCDP inside) under add/remove-one-row neighbours for the model and

@@ -20,6 +20,11 @@ from .columns import Column, ColumnType, Schema
 from .encoding import OutOfDomainPolicy, as_numbers, clipped_numbers, encode_frame
 
 
+def _to_unit(values: np.ndarray, column: Column) -> np.ndarray:
+    """The affine map of a numeric column's [min, max] onto [-1, 1]."""
+    return 2.0 * (np.asarray(values, dtype=np.float64) - column.min) / (column.max - column.min) - 1.0
+
+
 def _one_hot(column: Column) -> bool:
     return column.type is ColumnType.CATEGORICAL
 
@@ -56,14 +61,18 @@ class Embedding:
             vectors[column.null_code, 1] = 1.0
         return vectors
 
+    def value_edges(self, j: int) -> np.ndarray:
+        """Public bin edges of numeric column j, mapped like its values onto the value coordinate."""
+        column = self.schema.columns[j]
+        return _to_unit(column.bin_edges, column)
+
     @staticmethod
     def _grid(column: Column) -> np.ndarray:
         if column.type.is_discrete:
             r = column.n_values
             return np.linspace(-1.0, 1.0, r) if r > 1 else np.zeros(1)
         edges = column.bin_edges
-        centres = np.clip((edges[:-1] + edges[1:]) / 2, column.min, column.max)
-        return 2.0 * (centres - column.min) / (column.max - column.min) - 1.0
+        return _to_unit(np.clip((edges[:-1] + edges[1:]) / 2, column.min, column.max), column)
 
     def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy) -> tuple[np.ndarray, np.ndarray]:
         """(n, width) embedding of raw rows, and the per-column ``rejected`` flags of the encoder."""
@@ -76,7 +85,7 @@ class Embedding:
                 continue
             is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
             x = clipped_numbers(as_numbers(frame[column.name]), column)
-            block[:, 0] = np.where(is_null, 0.0, 2.0 * (x - column.min) / (column.max - column.min) - 1.0)
+            block[:, 0] = np.where(is_null, 0.0, _to_unit(x, column))
             if column.nullable:
                 block[:, 1] = is_null.astype(np.float64)
         return out, rejected

@@ -5,9 +5,12 @@ SELECT  1-way histograms of every column (share ``marginal_share`` of ρ) and th
         1..``degree`` (the rest of ρ), in one Spark pass each.
 MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment vector's ℓ2
         sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
-FIT     a mixture of ``components`` product distributions over the columns' public codes, by Adam on
+FIT     a mixture of ``components`` product distributions, by Adam on
         (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²,
-        where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals.
+        where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals. Each component is a
+        product of per-column distributions over public codes (``numeric_model="histogram"``), or of
+        those for categorical/nullable columns and one Gaussian N(μ, UUᵀ + diag(D)) of rank ``rank``
+        over the non-nullable numeric columns (``numeric_model="gaussian"``).
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from ...schema.embedding import Embedding
 from ..base import Engine
 from ..postprocess import estimate_total, probabilities_from_counts
 from .directions import make_directions
+from .gaussian import GaussianBlock
 from .model import SpliceModel
 
 MOMENTS = "sliced-chebyshev-moments"
+NUMERIC_MODELS = ("histogram", "gaussian")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,10 +56,13 @@ class SpliceConfig:
     cpu_threads: int = 1
     moment_fraction_bits: int = 36
     rake_sweeps: int = 50
+    numeric_model: str = "gaussian"
+    rank: int = 1
+    max_null_share: float = 0.01
 
     def __post_init__(self) -> None:
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
-                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0)):
+                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"splice.{name}", f"a whole number >= {low}", value)
@@ -72,6 +80,28 @@ class SpliceConfig:
             raise ParameterError("splice.rows_public", "a whole number >= 1, or None (row count measured with DP)", self.rows_public)
         if self.device not in ("auto", "cpu", "cuda"):
             raise ParameterError("splice.device", "one of ['auto', 'cpu', 'cuda']", self.device)
+        if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
+            raise ParameterError("splice.max_null_share", "a number in [0, 1)", self.max_null_share)
+        if self.numeric_model not in NUMERIC_MODELS:
+            raise ParameterError("splice.numeric_model", f"one of {list(NUMERIC_MODELS)}", self.numeric_model)
+
+
+def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_share: float = 0.0) -> tuple[int, ...]:
+    """Columns modelled by the Gaussian block (``numeric_model="gaussian"`` only): integer/continuous
+    columns that cannot hold nulls, or whose DP null share (from the 1-way anchors: post-processing)
+    is at most ``max_null_share``. The closed form treats the block's rows as non-null; sampling
+    then nulls each such column independently at its DP share. Numeric columns with more nulls keep
+    a code distribution (bins + null code), whose closed form is exact.
+    """
+    if numeric_model != "gaussian":
+        return ()
+    out = []
+    for j, c in enumerate(schema):
+        if c.type.is_discrete:
+            continue
+        if not c.nullable or (anchors is not None and anchors[j][c.null_code] / anchors[j].sum() <= max_null_share):
+            out.append(j)
+    return tuple(out)
 
 
 class SpliceEngine(Engine):
@@ -116,22 +146,35 @@ class SpliceEngine(Engine):
         degree = o.degree
         target = by_name[MOMENTS].values * np.sqrt(np.arange(1, degree + 1)) / rows  # noisy m̃[l, j]
         directions, supports = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
+        numeric = gaussian_columns(schema, o.numeric_model, anchors, o.max_null_share)
         import torch
 
         threads = torch.get_num_threads()
         torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
         try:
-            weights, probabilities = _match(schema, directions, supports, target, anchors, o)
+            weights, probabilities, gaussian = _match(schema, directions, supports, target, anchors, numeric, o)
         finally:
             torch.set_num_threads(threads)
+        code_columns = [j for j in range(len(schema)) if j not in numeric]
         if anchors is not None and o.rake_sweeps > 0:
-            weights, probabilities = rake_to_marginals(weights, probabilities, anchors, o.rake_sweeps)
-        return SpliceModel(weights, probabilities, estimated_rows=rows)
+            weights, probabilities = rake_to_marginals(weights, probabilities, [anchors[j] for j in code_columns], o.rake_sweeps)
+        block = None
+        if numeric:
+            embedding = Embedding(schema)
+            values = [schema.columns[j].n_values for j in numeric]
+            calibration = (tuple(anchors[j][:v] for j, v in zip(numeric, values))
+                           if anchors is not None and o.rake_sweeps > 0 else None)
+            null_share = tuple(float(anchors[j][-1] / anchors[j].sum()) if anchors is not None and schema.columns[j].nullable else 0.0
+                               for j in numeric)
+            block = GaussianBlock(columns=numeric, mean=gaussian[0], factor=gaussian[1], diag=gaussian[2],
+                                  edges=tuple(embedding.value_edges(j) for j in numeric), calibration=calibration,
+                                  null_share=null_share)
+        return SpliceModel(weights, probabilities, estimated_rows=rows, gaussian=block)
 
 
 def rake_to_marginals(weights: np.ndarray, probabilities: list[np.ndarray], anchors: list[np.ndarray], sweeps: int):
     """Iterative proportional fitting of the latent-class joint π(k, x_c) = w_k p_kc(x_c) to the DP
-    1-way marginals (post-processing). Each step makes column c's mixture marginal equal its anchor
+    1-way marginals of the code-modelled columns (post-processing). Each step makes column c's mixture marginal equal its anchor
     while keeping every component's conditional shape; sweeps repeat over all columns."""
     weights = np.asarray(weights, dtype=np.float64).copy()
     probabilities = [np.asarray(p, dtype=np.float64).copy() for p in probabilities]
@@ -156,44 +199,82 @@ def _device(choice: str):
     return torch.device("cpu")
 
 
-def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: int, device):
-    """The closed-form moment operator for these directions (PyTorch, on ``device``)."""
+def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: int, device,
+                    gaussian: tuple[int, ...] = ()):
+    """The closed-form moment operator for these directions (PyTorch, on ``device``); the columns in
+    ``gaussian`` are left to the Gaussian block (their value coordinates' direction weights)."""
     from .closed_form import SlicedMomentOperator
 
     embedding = Embedding(schema)
     projections, column_dirs = [], []
     for j in range(len(schema)):
+        if j in gaussian:
+            continue
         dirs = np.array([l for l, s in enumerate(supports) if j in s], dtype=np.int64)
         block = directions[dirs][:, embedding.block(j)]  # (L_c, width_j)
         projections.append(block @ embedding.code_vectors(j).T)  # (L_c, size_j)
         column_dirs.append(dirs)
-    return SlicedMomentOperator(projections, column_dirs, len(directions), degree, device)
+    gaussian_directions = directions[:, [embedding.offsets[j] for j in gaussian]] if gaussian else None
+    return SlicedMomentOperator(projections, column_dirs, len(directions), degree, device, gaussian_directions)
 
 
-def _match(schema, directions, supports, target, anchors, o: SpliceConfig):
-    """Adam on the SPLICE loss; returns mixture weights and per-column (K, size) probabilities."""
+def _gaussian_start(schema: Schema, numeric: tuple[int, ...], anchors) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column mean and variance of the value coordinate: from the DP 1-way marginals when
+    present (bin centres), else those of a uniform law on [-1, 1]."""
+    if anchors is None:
+        return np.zeros(len(numeric)), np.full(len(numeric), 1.0 / 3.0)
+    embedding = Embedding(schema)
+    means, variances = [], []
+    for j in numeric:
+        n_values = schema.columns[j].n_values
+        centres, p = embedding.code_vectors(j)[:n_values, 0], anchors[j][:n_values] / max(anchors[j][:n_values].sum(), 1e-12)
+        mean = float(p @ centres)
+        means.append(mean)
+        variances.append(max(float(p @ (centres - mean) ** 2), 1e-4))
+    return np.array(means), np.array(variances)
+
+
+def _match(schema, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig):
+    """Adam on the SPLICE loss; returns mixture weights, per code-modelled column (K, size)
+    probabilities, and the Gaussian block's (mean, factor, diag) or None."""
     import torch
 
+    from .closed_form import GaussianParameters
+
     device = _device(o.device)
-    operator = moment_operator(schema, directions, supports, o.degree, device)
+    operator = moment_operator(schema, directions, supports, o.degree, device, numeric)
     generator = torch.Generator(device="cpu").manual_seed(o.fit_seed)
     start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
     logits = [
         (torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
          + 0.5 * torch.randn(o.components, len(p), generator=generator, dtype=torch.float64)).to(device).requires_grad_()
-        for p in start
+        for j, p in enumerate(start) if j not in numeric
     ]
+    gaussian_raw: list = []
+    if numeric:
+        mean0, var0 = (torch.as_tensor(v, dtype=torch.float64) for v in _gaussian_start(schema, numeric, anchors))
+        k, g = o.components, len(numeric)
+        gaussian_raw = [
+            (mean0 + 0.5 * var0.sqrt() * torch.randn(k, g, generator=generator, dtype=torch.float64)),
+            (0.3 * var0.sqrt()[:, None] * torch.randn(k, g, o.rank, generator=generator, dtype=torch.float64)),
+            torch.log(0.5 * var0).expand(k, g).clone(),
+        ]
+        gaussian_raw = [t.to(device).requires_grad_() for t in gaussian_raw]
     weight_logits = torch.zeros(o.components, dtype=torch.float64, device=device, requires_grad=True)
     target_t = torch.as_tensor(target, dtype=torch.float64, device=device)
     j_weights = 1.0 / torch.arange(1, o.degree + 1, dtype=torch.float64, device=device) ** 2
-    anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in anchors] if anchors else None
-    optimizer = torch.optim.Adam([weight_logits, *logits], lr=o.learning_rate)
+    code_anchors = [a for j, a in enumerate(anchors) if j not in numeric] if anchors else None
+    anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in code_anchors] if code_anchors else None
+    optimizer = torch.optim.Adam([weight_logits, *logits, *gaussian_raw], lr=o.learning_rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=o.steps, eta_min=o.learning_rate * 0.05)
+
+    def gaussian_parameters(raw):
+        return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
 
     def loss_fn():
         weights = torch.softmax(weight_logits, 0)
         probs = [torch.softmax(l, 1) for l in logits]
-        moments = operator.mixture_moments(weights, probs)
+        moments = operator.mixture_moments(weights, probs, gaussian_parameters(gaussian_raw))
         loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
         if anchor_t is not None and o.anchor_weight > 0:
             loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
@@ -209,11 +290,14 @@ def _match(schema, directions, supports, target, anchors, o: SpliceConfig):
         value = float(loss.detach())
         if value < best * (1 - 1e-4):
             best, stale = value, 0
-            best_state = [weight_logits.detach().clone(), *[l.detach().clone() for l in logits]]
+            best_state = [t.detach().clone() for t in (weight_logits, *logits, *gaussian_raw)]
         else:
             stale += 1
             if stale >= o.patience:
                 break
     weights = torch.softmax(best_state[0], 0).cpu().numpy()
-    probabilities = [torch.softmax(l, 1).cpu().numpy() for l in best_state[1:]]
-    return weights, probabilities
+    probabilities = [torch.softmax(l, 1).cpu().numpy() for l in best_state[1 : 1 + len(logits)]]
+    gaussian = gaussian_parameters(best_state[1 + len(logits):])
+    if gaussian is not None:
+        gaussian = tuple(t.cpu().numpy() for t in gaussian)
+    return weights, probabilities, gaussian

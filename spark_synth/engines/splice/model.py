@@ -1,4 +1,8 @@
-"""The fitted SPLICE model: a mixture of K product distributions over the columns' public codes."""
+"""The fitted SPLICE model: a mixture of K product distributions over the columns' public codes.
+
+Each component is a product of per-column code distributions and, with
+``numeric_model="gaussian"``, one low-rank Gaussian over the numeric columns (:mod:`.gaussian`).
+"""
 
 from __future__ import annotations
 
@@ -6,43 +10,63 @@ import numpy as np
 
 from ...errors import InternalError
 from ...schema import Schema
+from ...schema.embedding import Embedding
 from ..base import FittedModel
+from .gaussian import GaussianBlock
 
 
 class SpliceModel(FittedModel):
-    """Mixture weights (K,) and, per column, a (K, size) matrix of per-component code probabilities."""
+    """Mixture weights (K,), a (K, size) code-probability matrix per code-modelled column (schema
+    order, Gaussian-modelled columns skipped), and the optional Gaussian block."""
 
     engine = "splice"
 
-    def __init__(self, weights: np.ndarray, probabilities: list[np.ndarray], estimated_rows: float):
+    def __init__(self, weights: np.ndarray, probabilities: list[np.ndarray], estimated_rows: float,
+                 gaussian: GaussianBlock | None = None):
         self.weights = np.asarray(weights, dtype=np.float64)
         self.probabilities = [np.asarray(p, dtype=np.float64) for p in probabilities]
         self.estimated_rows = float(estimated_rows)
+        self.gaussian = gaussian
+        gaussian_columns = set(gaussian.columns) if gaussian else set()
+        n_columns = len(self.probabilities) + len(gaussian_columns)
+        self.code_columns = [j for j in range(n_columns) if j not in gaussian_columns]
         self._cumulative = [np.cumsum(p, axis=1) for p in self.probabilities]
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         components = rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())
-        codes = np.empty((n_rows, len(self.probabilities)), dtype=np.int64)
-        for j, cdf in enumerate(self._cumulative):
+        codes = np.empty((n_rows, len(self.code_columns) + (len(self.gaussian.columns) if self.gaussian else 0)), dtype=np.int64)
+        for j, cdf in zip(self.code_columns, self._cumulative):
             rows = cdf[components]  # (n, size)
             u = rng.random(n_rows) * rows[:, -1]
             codes[:, j] = np.minimum((u[:, None] >= rows).sum(axis=1), rows.shape[1] - 1)
+        if self.gaussian is not None:
+            codes[:, list(self.gaussian.columns)] = self.gaussian.to_codes(self.gaussian.draw(components, rng), self.weights, rng)
         return codes
 
     def marginal(self, j: int) -> np.ndarray:
-        """The mixture's 1-way distribution of column j."""
-        return self.weights @ self.probabilities[j]
+        """The model's 1-way distribution of column j (over its codes)."""
+        if self.gaussian is not None and j in self.gaussian.columns:
+            return self.gaussian.bin_probabilities(self.gaussian.columns.index(j), self.weights)
+        return self.weights @ self.probabilities[self.code_columns.index(j)] / self.weights.sum()
 
     def to_state(self) -> dict:
         return {
             "weights": self.weights.tolist(),
             "probabilities": [p.tolist() for p in self.probabilities],
             "estimated_rows": self.estimated_rows,
+            "gaussian": None if self.gaussian is None else self.gaussian.to_state(),
         }
 
     @classmethod
     def from_state(cls, state: dict, schema: Schema) -> "SpliceModel":
         probabilities = [np.asarray(p, dtype=np.float64) for p in state["probabilities"]]
-        if [p.shape[1] for p in probabilities] != [c.size for c in schema]:
+        gaussian = None
+        if state.get("gaussian") is not None:
+            embedding = Embedding(schema)
+            columns = state["gaussian"]["columns"]
+            gaussian = GaussianBlock.from_state(state["gaussian"], tuple(embedding.value_edges(j) for j in columns))
+        model = cls(np.asarray(state["weights"]), probabilities, state["estimated_rows"], gaussian)
+        if len(model.code_columns) + len(gaussian.columns if gaussian else ()) != len(schema) or \
+                [p.shape[1] for p in probabilities] != [schema.columns[j].size for j in model.code_columns]:
             raise InternalError("saved splice model does not match its schema's domain sizes")
-        return cls(np.asarray(state["weights"]), probabilities, state["estimated_rows"])
+        return model
