@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import pandas as pd
 
 from spark_synth import Synthesizer, get_spark, load_schema
 from spark_synth.engines import SpliceEngine
+from spark_synth.engines.splice.engine import encoding_knots
 from spark_synth.measure import chebyshev_fixed_point_sums, measure_moment_sums
 from spark_synth.schema import OutOfDomainPolicy
 from spark_synth.schema.embedding import Embedding
@@ -53,6 +55,10 @@ def main() -> None:
     schema = load_schema(Path(args.data) / "adult.schema.json")
     frame = pd.read_csv(Path(args.data) / "adult.csv", dtype=str, keep_default_na=False, na_values=[""])
     query = next(q for q in SpliceEngine().plan(schema) if q.name == "sliced-chebyshev-moments")
+    # the default query is adaptive (numeric columns encoded through knots from the DP histograms):
+    # complete it with knots from uniform histograms, so both passes run the piecewise-linear encoding
+    uniform = [np.full(c.size, 1.0 / c.size) for c in schema]
+    query = replace(query, value_knots=encoding_knots(schema, uniform, SpliceEngine().options.quantile_encoding), adaptive=False)
     print(f"moments: {query.n_directions} directions x degree {query.degree}")
 
     # (a) throughput on the same rows
@@ -63,7 +69,7 @@ def main() -> None:
     spark_sums = measure_moment_sums(df, schema, query, OutOfDomainPolicy.CLIP)
     spark_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    x, _ = Embedding(schema).embed(frame, OutOfDomainPolicy.CLIP)
+    x, _ = Embedding(schema, query.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
     numpy_sums = chebyshev_fixed_point_sums(x, query)
     numpy_seconds = time.perf_counter() - started
     assert np.array_equal(spark_sums, numpy_sums)

@@ -31,9 +31,13 @@ from spark_synth.schema import OutOfDomainPolicy, decode_codes, encode_frame
 from spark_synth.schema.embedding import Embedding
 
 
-def noisy_measurements(engine, schema, codes, x, rho, rng):
+def noisy_measurements(engine, schema, codes, frame, rho, rng):
+    """Noisy answers in the pipeline's order (adaptive queries completed from the earlier ones)."""
     out = []
-    for q in engine.plan(schema):
+    plan = engine.plan(schema)
+    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
+        if getattr(q, "adaptive", False):
+            q = engine.adapt(schema, q, out)
         share = rho * q.weight
         if isinstance(q, MarginalQuery):
             j = schema.names.index(q.columns[0])
@@ -41,6 +45,7 @@ def noisy_measurements(engine, schema, codes, x, rho, rng):
             sigma = np.sqrt(1.0 / (2.0 * share))
             out.append(NoisyMeasurement(q.name, q.columns, counts + sigma * rng.standard_normal(counts.shape), sigma=sigma, l2_sensitivity=1.0))
         else:
+            x, _ = Embedding(schema, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
             sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
             sigma = q.l2_sensitivity / 2.0**q.fraction_bits / np.sqrt(2.0 * share)
             out.append(NoisyMeasurement(q.name, (), sums + sigma * rng.standard_normal(sums.shape), sigma=sigma, l2_sensitivity=q.l2_sensitivity))
@@ -76,7 +81,7 @@ def main() -> None:
                 engine = IndependentEngine()
             else:
                 engine = SpliceEngine(**{**options, "fit_seed": seed, "direction_seed": seed})
-            measurements = noisy_measurements(engine, schema, codes, x, rho, np.random.default_rng(seed))
+            measurements = noisy_measurements(engine, schema, codes, train, rho, np.random.default_rng(seed))
             started = time.perf_counter()
             model = engine.fit(schema, measurements)
             seconds = time.perf_counter() - started

@@ -56,12 +56,23 @@ class Synthesizer:
         for query in queries:
             accountant.request(query.name, query.weight)
         accountant.allocate()
-        exact = _measure_exact(df, schema, queries, self._policy)
+        first = [q for q in queries if not getattr(q, "adaptive", False)]
+        exact = _measure_exact(df, schema, first, self._policy)
         timings["measure"] = time.perf_counter() - started
 
         started = time.perf_counter()
-        measurements = [_release(accountant, q, values) for q, values in zip(queries, exact)]
+        measurements = [_release(accountant, q, values) for q, values in zip(first, exact)]
         timings["noise"] = time.perf_counter() - started
+        for query in (q for q in queries if getattr(q, "adaptive", False)):  # chosen from the releases above
+            completed = self._engine.adapt(schema, query, list(measurements))
+            if completed.name != query.name or completed.weight != query.weight or completed.adaptive:
+                raise InternalError(f"engine {self._engine.name!r} changed adaptive query {query.name!r} beyond its encoding")
+            started = time.perf_counter()
+            (values,) = _measure_exact(df, schema, [completed], self._policy)
+            timings["measure"] += time.perf_counter() - started
+            started = time.perf_counter()
+            measurements.append(_release(accountant, completed, values))
+            timings["noise"] += time.perf_counter() - started
 
         started = time.perf_counter()
         self.model_ = self._engine.fit(schema, measurements)

@@ -31,6 +31,13 @@ class MomentQuery:
     multiple of 2^-fraction_bits), so each row contributes at most 1/√j + 2^-(bits+1) per entry.
     With 36 bits the sums stay exact for tables of up to 2^26 ≈ 67 million rows; larger tables
     need fewer bits (an error says so).
+
+    ``value_knots`` (column name → images of its public bin edges in [-1, 1]) replaces the affine
+    encoding of those numeric columns (see :class:`~spark_synth.schema.embedding.Embedding`); it
+    must be public, e.g. post-processed from earlier DP releases. An ``adaptive`` query is such a
+    query before its knots are known: the pipeline measures and releases the non-adaptive queries
+    first and has the engine complete the adaptive ones from those releases
+    (:meth:`~spark_synth.engines.base.Engine.adapt`). The sensitivity does not depend on the knots.
     """
 
     name: str
@@ -38,6 +45,8 @@ class MomentQuery:
     degree: int
     weight: float = 1.0
     fraction_bits: int = 36
+    value_knots: dict | None = field(default=None, repr=False)
+    adaptive: bool = False
 
     #: Released sums must fit a signed 64-bit integer (OpenDP's exact discrete Gaussian input).
     MAX_ABS_SUM = 2**62

@@ -46,6 +46,12 @@ class Engine(ABC):
     def plan(self, schema: Schema) -> list[MarginalQuery | MomentQuery]:
         """The statistics this engine needs, with their budget weights (deterministic)."""
 
+    def adapt(self, schema: Schema, query: MomentQuery, released: Sequence[NoisyMeasurement]) -> MomentQuery:
+        """Complete a query the plan marked ``adaptive`` from the releases made before it (noisy
+        measurements only: post-processing). Same name and weight; engines that plan adaptive
+        queries override this."""
+        raise NotImplementedError(f"engine {self.name!r} planned an adaptive query but does not adapt it")
+
     @abstractmethod
     def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> FittedModel:
         """Fit a model from noisy measurements only."""

@@ -43,7 +43,9 @@ def measure_moment_sums(df, schema: Schema, query: MomentQuery, policy: OutOfDom
     """Exact fixed-point moment sums (L, k) as int64, over the whole table, in one pass."""
     from pyspark.sql import functions as F
 
-    embedding = Embedding(schema)
+    if query.adaptive:
+        raise ValueError(f"moment query {query.name!r} is adaptive: complete it (Engine.adapt) before measuring")
+    embedding = Embedding(schema, query.value_knots)
     if query.directions.shape[1] != embedding.width:
         raise ValueError(f"directions have {query.directions.shape[1]} coordinates; the embedding has {embedding.width}")
     partial = _partition_sums(embedding, query, OutOfDomainPolicy(policy))

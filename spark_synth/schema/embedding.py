@@ -3,8 +3,10 @@
 * unordered categorical: one-hot over its codes (categories, plus null if nullable);
 * ordinal: one grid coordinate over [-1, 1] (categories equally spaced, in order), plus a null
   indicator coordinate if nullable;
-* integer / continuous: one coordinate, the value clipped to its public bounds and mapped
-  affinely onto [-1, 1], plus a null indicator coordinate if nullable.
+* integer / continuous: one coordinate, the value clipped to its public bounds and mapped onto
+  [-1, 1] — affinely, or, when ``value_knots`` gives a column the images of its public bin edges
+  (non-decreasing from -1 to 1, e.g. from a DP histogram), piecewise linearly through them — plus
+  a null indicator coordinate if nullable.
 
 So ‖x‖₂ ≤ √(number of columns) for every row, and a direction w supported on the blocks of a
 column set S satisfies |wᵀx| ≤ 1 when ‖w‖₂ ≤ 1/√|S| (Cauchy–Schwarz). Only public schema
@@ -16,6 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from typing import Mapping
+
+from ..errors import ParameterError
 from .columns import Column, ColumnType, Schema
 from .encoding import OutOfDomainPolicy, as_numbers, clipped_numbers, encode_frame
 
@@ -35,14 +40,39 @@ def block_width(column: Column) -> int:
     return 1 + (1 if column.nullable else 0)
 
 
+def check_value_knots(schema: Schema, value_knots: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Validated copies of per-column knots: numeric columns only, one knot per public bin edge,
+    non-decreasing from exactly -1 to exactly 1 (so every value still maps into [-1, 1])."""
+    out = {}
+    for name, knots in value_knots.items():
+        column = schema[name]
+        knots = np.asarray(knots, dtype=np.float64)
+        if column.type.is_discrete:
+            raise ParameterError(f"value_knots[{name}]", "knots only for integer/continuous columns", column.type.value)
+        if knots.shape != (column.n_values + 1,):
+            raise ParameterError(f"value_knots[{name}]", f"{column.n_values + 1} knots (one per public bin edge)", knots.shape)
+        if knots[0] != -1.0 or knots[-1] != 1.0 or np.any(np.diff(knots) < 0) or not np.all(np.isfinite(knots)):
+            raise ParameterError(f"value_knots[{name}]", "finite, non-decreasing, from -1 to 1", knots)
+        out[name] = knots
+    return out
+
+
 class Embedding:
     """Offsets of each column's block, and the vector of every code of every column."""
 
-    def __init__(self, schema: Schema):
+    def __init__(self, schema: Schema, value_knots: Mapping[str, np.ndarray] | None = None):
         self.schema = schema
+        self.value_knots = check_value_knots(schema, value_knots or {})
         widths = [block_width(c) for c in schema]
         self.offsets = np.concatenate([[0], np.cumsum(widths)]).astype(int)
         self.width = int(self.offsets[-1])
+
+    def to_unit(self, values: np.ndarray, column: Column) -> np.ndarray:
+        """A numeric column's values (within its bounds) on its value coordinate in [-1, 1]."""
+        knots = self.value_knots.get(column.name)
+        if knots is None:
+            return _to_unit(values, column)
+        return np.interp(np.asarray(values, dtype=np.float64), column.bin_edges, knots)
 
     def block(self, j: int) -> slice:
         return slice(int(self.offsets[j]), int(self.offsets[j + 1]))
@@ -64,15 +94,14 @@ class Embedding:
     def value_edges(self, j: int) -> np.ndarray:
         """Public bin edges of numeric column j, mapped like its values onto the value coordinate."""
         column = self.schema.columns[j]
-        return _to_unit(column.bin_edges, column)
+        return self.to_unit(column.bin_edges, column)
 
-    @staticmethod
-    def _grid(column: Column) -> np.ndarray:
+    def _grid(self, column: Column) -> np.ndarray:
         if column.type.is_discrete:
             r = column.n_values
             return np.linspace(-1.0, 1.0, r) if r > 1 else np.zeros(1)
         edges = column.bin_edges
-        return _to_unit(np.clip((edges[:-1] + edges[1:]) / 2, column.min, column.max), column)
+        return self.to_unit(np.clip((edges[:-1] + edges[1:]) / 2, column.min, column.max), column)
 
     def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy) -> tuple[np.ndarray, np.ndarray]:
         """(n, width) embedding of raw rows, and the per-column ``rejected`` flags of the encoder."""
@@ -85,7 +114,7 @@ class Embedding:
                 continue
             is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
             x = clipped_numbers(as_numbers(frame[column.name]), column)
-            block[:, 0] = np.where(is_null, 0.0, _to_unit(x, column))
+            block[:, 0] = np.where(is_null, 0.0, self.to_unit(x, column))
             if column.nullable:
                 block[:, 1] = is_null.astype(np.float64)
         return out, rejected

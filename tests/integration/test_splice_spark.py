@@ -6,7 +6,9 @@ import pytest
 from numpy.polynomial import chebyshev
 
 from spark_synth import Synthesizer
+from spark_synth.engines import SpliceEngine
 from spark_synth.engines.splice.directions import make_directions
+from spark_synth.engines.splice.engine import encoding_knots
 from spark_synth.io import read_input
 from spark_synth.measure import chebyshev_fixed_point_sums, measure_moment_sums
 from spark_synth.queries import MomentQuery
@@ -16,14 +18,18 @@ from spark_synth.schema.embedding import Embedding
 pytestmark = pytest.mark.spark
 
 
-def _check_spark_equals_numpy(spark, csv, schema_path, degree=10):
+def _check_spark_equals_numpy(spark, csv, schema_path, degree=10, knots=False):
     schema = load_schema(schema_path)
     directions, _ = make_directions(schema, n_dense=16, n_sparse=48, seed=3)
-    query = MomentQuery(name="m", directions=directions, degree=degree)
+    value_knots = None
+    if knots:  # the adaptive encoding's piecewise-linear maps, from arbitrary histograms
+        rng = np.random.default_rng(4)
+        value_knots = encoding_knots(schema, [rng.dirichlet(np.ones(c.size)) for c in schema], 0.8)
+    query = MomentQuery(name="m", directions=directions, degree=degree, value_knots=value_knots)
     df = read_input(spark, csv).repartition(3)
     distributed = measure_moment_sums(df, schema, query, OutOfDomainPolicy.CLIP)
     frame = pd.read_csv(csv, dtype=str, keep_default_na=False, na_values=[""])
-    x, _ = Embedding(schema).embed(frame, OutOfDomainPolicy.CLIP)
+    x, _ = Embedding(schema, value_knots).embed(frame, OutOfDomainPolicy.CLIP)
     assert np.array_equal(distributed, chebyshev_fixed_point_sums(x, query))  # exact integer aggregation
     # and a plain float64 numpy computation of Σ T_j(z)/√j agrees to 1e-9 relative
     z = np.clip(x @ directions.T, -1, 1)
@@ -34,14 +40,23 @@ def _check_spark_equals_numpy(spark, csv, schema_path, degree=10):
     assert np.all(np.abs(got - plain) <= 1e-9 * mass)
 
 
-def test_moment_pass_equals_numpy_on_bundled_sample(spark, adult_sample_paths):
-    _check_spark_equals_numpy(spark, *adult_sample_paths)
+@pytest.mark.parametrize("knots", [False, True])
+def test_moment_pass_equals_numpy_on_bundled_sample(spark, adult_sample_paths, knots):
+    _check_spark_equals_numpy(spark, *adult_sample_paths, knots=knots)
 
 
 @pytest.mark.shared_data
 @pytest.mark.parametrize("name", ["adult", "california_housing", "mushroom", "german_credit"])
 def test_moment_pass_equals_numpy_on_shared_data(spark, shared_data, name):
-    _check_spark_equals_numpy(spark, str(shared_data / f"{name}.csv"), str(shared_data / f"{name}.schema.json"))
+    _check_spark_equals_numpy(spark, str(shared_data / f"{name}.csv"), str(shared_data / f"{name}.schema.json"), knots=True)
+
+
+def test_adaptive_query_must_be_completed_before_measuring(spark, adult_sample_paths):
+    data, schema_path = adult_sample_paths
+    query = next(q for q in SpliceEngine().plan(load_schema(schema_path)) if q.name == "sliced-chebyshev-moments")
+    assert query.adaptive
+    with pytest.raises(ValueError, match="adaptive"):
+        measure_moment_sums(read_input(spark, data), load_schema(schema_path), query, OutOfDomainPolicy.CLIP)
 
 
 def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
@@ -56,5 +71,6 @@ def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
     assert moments["l2_sensitivity"] == pytest.approx(np.sqrt(L * harmonic), rel=1e-9)
     assert moments["sigma"] == pytest.approx(moments["l2_sensitivity"] / np.sqrt(2 * moments["rho"]), rel=1e-9)
     assert len(report["releases"]) == 16  # 15 anchors + the moments
+    assert report["releases"][-1]["name"] == "sliced-chebyshev-moments"  # adaptive: measured after the anchors
     rows = synth.sample(2000, seed=1, spark=spark).toPandas()
     assert len(rows) == 2000 and list(rows.columns) == list(load_schema(schema).names)

@@ -1,5 +1,6 @@
 import numpy as np
 import pandas as pd
+import pytest
 
 from spark_synth.schema import OutOfDomainPolicy, decode_codes, encode_frame
 from tests.helpers import tiny_frame, tiny_schema
@@ -58,3 +59,32 @@ def test_decode_inverts_encode_on_codes():
     assert decoded["score"].dtype == np.float64 and decoded["colour"].dtype == object
     # Integer bins wider than one value decode to a uniform integer inside the bin.
     assert decoded["colour"].isna().sum() == (codes[:, 0] == 3).sum()
+
+
+def test_embedding_value_knots_map_numeric_columns_piecewise_linearly():
+    from spark_synth.schema.embedding import Embedding
+
+    schema = tiny_schema()
+    score = schema["score"]  # 4 bins over [0, 1]
+    knots = np.array([-1.0, 0.5, 0.6, 0.6, 1.0])
+    emb = Embedding(schema, {"score": knots})
+    assert np.allclose(emb.to_unit(np.array([0.0, 0.125, 0.25, 0.6, 1.0]), score), [-1.0, -0.25, 0.5, 0.6, 1.0])
+    assert np.array_equal(emb.value_edges(3), knots)
+    x, _ = emb.embed(tiny_frame(300), OutOfDomainPolicy.CLIP)
+    assert np.abs(x).max() <= 1.0
+    affine = Embedding(schema)
+    assert np.allclose(affine.to_unit(np.array([0.0, 0.5, 1.0]), score), [-1.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("name, knots, why", [
+    ("score", [-1.0, 0.0, 1.0], "5 knots"),
+    ("score", [-0.9, 0.0, 0.1, 0.2, 1.0], "from -1 to 1"),
+    ("score", [-1.0, 0.5, 0.2, 0.6, 1.0], "non-decreasing"),
+    ("colour", [-1.0, 1.0], "integer/continuous"),
+])
+def test_bad_value_knots_name_the_column(name, knots, why):
+    from spark_synth.errors import ParameterError
+    from spark_synth.schema.embedding import Embedding
+
+    with pytest.raises(ParameterError, match=f"value_knots\\[{name}\\].*{why}"):
+        Embedding(tiny_schema(), {name: np.array(knots)})

@@ -29,15 +29,20 @@ def _data(n=3000, seed=0):
 
 
 def _exact_measurements(engine, frame):
+    """Exact answers in the pipeline's order: non-adaptive queries, then adaptive ones completed by
+    the engine from those answers (the knots of the numeric encoding)."""
     out = []
     codes, _ = encode_frame(frame, SCHEMA, OutOfDomainPolicy.CLIP)
-    x, _ = Embedding(SCHEMA).embed(frame, OutOfDomainPolicy.CLIP)
-    for q in engine.plan(SCHEMA):
+    plan = engine.plan(SCHEMA)
+    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
+        if getattr(q, "adaptive", False):
+            q = engine.adapt(SCHEMA, q, out)
         if isinstance(q, MarginalQuery):
             j = SCHEMA.names.index(q.columns[0])
             counts = np.bincount(codes[:, j], minlength=SCHEMA[q.columns[0]].size).astype(float)
             out.append(NoisyMeasurement(q.name, q.columns, counts, sigma=1e-6, l2_sensitivity=1.0))
         else:
+            x, _ = Embedding(SCHEMA, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
             sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
             out.append(NoisyMeasurement(q.name, (), sums, sigma=1e-6, l2_sensitivity=q.l2_sensitivity))
     return out
@@ -78,7 +83,7 @@ def test_model_state_round_trip():
 
 
 @pytest.mark.parametrize("option, value", [("components", 0), ("degree", 0), ("marginal_share", 1.0), ("learning_rate", 0.0),
-                                           ("device", "tpu"), ("rows_public", -5), ("n_dense", -1)])
+                                           ("device", "tpu"), ("rows_public", -5), ("n_dense", -1), ("quantile_encoding", 1.5)])
 def test_bad_options_are_named(option, value):
     with pytest.raises(ParameterError, match=f"splice.{option}"):
         SpliceEngine(**{option: value})
@@ -98,3 +103,36 @@ def test_raking_matches_anchors_and_keeps_dependence():
     independent = np.outer(anchors[0], anchors[1])
     assert joint[0, 0] > independent[0, 0] + 0.02  # the positive association survives
     assert np.isclose(w.sum(), 1.0) and all(np.allclose(x.sum(1), 1.0) for x in p)
+
+
+def test_quantile_encoding_needs_the_dp_histograms():
+    with pytest.raises(ParameterError, match="splice.quantile_encoding"):
+        SpliceEngine(marginal_share=0.0, rows_public=100)
+    SpliceEngine(marginal_share=0.0, rows_public=100, quantile_encoding=0.0)  # affine encoding: fine
+
+
+def test_encoding_knots_follow_the_dp_cdf():
+    from spark_synth.engines.splice.engine import encoding_knots
+    from spark_synth.schema.embedding import Embedding
+
+    anchors = [np.full(c.size, 1.0 / c.size) for c in SCHEMA]
+    anchors[2] = np.array([0.7, 0.1, 0.1, 0.1, 0, 0, 0, 0])  # v: most mass in its first bin
+    knots = encoding_knots(SCHEMA, anchors, mix=0.8)
+    assert set(knots) == {"v"}
+    assert knots["v"][0] == -1.0 and knots["v"][-1] == 1.0 and np.all(np.diff(knots["v"]) >= 0)
+    assert knots["v"][1] == pytest.approx(2 * (0.8 * 0.7 + 0.2 / 8) - 1)  # the first bin gets 58.5 % of [-1, 1]
+    Embedding(SCHEMA, knots)  # valid knots
+    assert encoding_knots(SCHEMA, anchors, mix=0.0) == {}
+
+
+def test_plan_is_adaptive_and_adapt_fills_the_knots():
+    engine = SpliceEngine(n_dense=2, n_sparse=4)
+    frame = _data(400)
+    (moments,) = [q for q in engine.plan(SCHEMA) if isinstance(q, MomentQuery)]
+    assert moments.adaptive and moments.value_knots is None
+    measurements = _exact_measurements(engine, frame)
+    completed = engine.adapt(SCHEMA, moments, [m for m in measurements if m.name.startswith("1-way")])
+    assert not completed.adaptive and set(completed.value_knots) == {"v"}
+    assert completed.name == moments.name and completed.weight == moments.weight
+    assert completed.l2_sensitivity == moments.l2_sensitivity
+    assert not [q for q in SpliceEngine(quantile_encoding=0.0).plan(SCHEMA) if getattr(q, "adaptive", False)]

@@ -175,14 +175,17 @@ def _correlated_frame(n=4000, seed=0):
 
 def _exact_measurements(engine, frame):
     codes, _ = encode_frame(frame, MIXED, OutOfDomainPolicy.CLIP)
-    x, _ = Embedding(MIXED).embed(frame, OutOfDomainPolicy.CLIP)
     out = []
-    for q in engine.plan(MIXED):
+    plan = engine.plan(MIXED)
+    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
+        if getattr(q, "adaptive", False):
+            q = engine.adapt(MIXED, q, out)
         if isinstance(q, MarginalQuery):
             j = MIXED.names.index(q.columns[0])
             counts = np.bincount(codes[:, j], minlength=MIXED.columns[j].size).astype(float)
             out.append(NoisyMeasurement(q.name, q.columns, counts, sigma=1e-6, l2_sensitivity=1.0))
         else:
+            x, _ = Embedding(MIXED, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
             sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
             out.append(NoisyMeasurement(q.name, (), sums, sigma=1e-6, l2_sensitivity=q.l2_sensitivity))
     return out

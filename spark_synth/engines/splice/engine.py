@@ -2,7 +2,10 @@
 
 SELECT  1-way histograms of every column (share ``marginal_share`` of ρ) and the sliced Chebyshev
         moment sums over ``n_dense`` dense + ``n_sparse`` pairwise random directions, degrees
-        1..``degree`` (the rest of ρ), in one Spark pass each.
+        1..``degree`` (the rest of ρ), in one Spark pass each. With ``quantile_encoding`` > 0 the
+        moment query is adaptive: numeric columns are encoded through knots built from the released
+        DP histograms (a mix of their CDF and the affine map), so the moments resolve where the data
+        lie; a post-processing choice of the next query (adaptive zCDP composition).
 MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment vector's ℓ2
         sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
 FIT     a mixture of ``components`` product distributions, by Adam on
@@ -16,7 +19,7 @@ FIT     a mixture of ``components`` product distributions, by Adam on
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -59,6 +62,7 @@ class SpliceConfig:
     numeric_model: str = "gaussian"
     rank: int = 1
     max_null_share: float = 0.01
+    quantile_encoding: float = 0.8
 
     def __post_init__(self) -> None:
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
@@ -80,10 +84,32 @@ class SpliceConfig:
             raise ParameterError("splice.rows_public", "a whole number >= 1, or None (row count measured with DP)", self.rows_public)
         if self.device not in ("auto", "cpu", "cuda"):
             raise ParameterError("splice.device", "one of ['auto', 'cpu', 'cuda']", self.device)
+        if not isinstance(self.quantile_encoding, (int, float)) or not 0 <= self.quantile_encoding <= 1:
+            raise ParameterError("splice.quantile_encoding", "a number in [0, 1] (0: affine encoding of numeric columns)", self.quantile_encoding)
+        if self.quantile_encoding > 0 and self.marginal_share == 0:
+            raise ParameterError("splice.quantile_encoding", "0 when splice.marginal_share is 0 (the knots come from the DP 1-way histograms)",
+                                 self.quantile_encoding)
         if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
             raise ParameterError("splice.max_null_share", "a number in [0, 1)", self.max_null_share)
         if self.numeric_model not in NUMERIC_MODELS:
             raise ParameterError("splice.numeric_model", f"one of {list(NUMERIC_MODELS)}", self.numeric_model)
+
+
+def encoding_knots(schema: Schema, anchors, mix: float) -> dict[str, np.ndarray]:
+    """Per numeric column, the images in [-1, 1] of its public bin edges: 2·(mix·F + (1−mix)·U) − 1,
+    F the DP 1-way CDF over its non-null bins and U the uniform (affine) one. Post-processing only."""
+    if mix == 0 or anchors is None:
+        return {}
+    knots = {}
+    for j, column in enumerate(schema):
+        if column.type.is_discrete:
+            continue
+        mass = np.asarray(anchors[j][: column.n_values], dtype=np.float64)
+        cdf = np.concatenate([[0.0], np.cumsum(mass)]) / mass.sum() if mass.sum() > 0 else np.linspace(0, 1, column.n_values + 1)
+        mixed = 2.0 * (mix * cdf + (1.0 - mix) * np.linspace(0.0, 1.0, column.n_values + 1)) - 1.0
+        mixed[0], mixed[-1] = -1.0, 1.0
+        knots[column.name] = np.maximum.accumulate(np.clip(mixed, -1.0, 1.0))
+    return knots
 
 
 def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_share: float = 0.0) -> tuple[int, ...]:
@@ -124,16 +150,22 @@ class SpliceEngine(Engine):
             weight = o.marginal_share / len(schema)
             queries += [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,), weight=weight) for c in schema]
         directions, _ = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
+        adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         queries.append(MomentQuery(name=MOMENTS, directions=directions, degree=o.degree, weight=1.0 - o.marginal_share,
-                                   fraction_bits=o.moment_fraction_bits))
+                                   fraction_bits=o.moment_fraction_bits, adaptive=adaptive))
         return queries
 
-    # ---- FIT ---------------------------------------------------------------------------
-    def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
+    def adapt(self, schema: Schema, query: MomentQuery, released: Sequence[NoisyMeasurement]) -> MomentQuery:
+        """The moment query with numeric columns encoded through knots from the DP 1-way histograms."""
+        if query.name != MOMENTS:
+            raise InternalError(f"splice has no adaptive query {query.name!r}")
+        _, anchors = self._anchors(schema, released)
+        return replace(query, value_knots=encoding_knots(schema, anchors, self.options.quantile_encoding), adaptive=False)
+
+    def _anchors(self, schema: Schema, measurements: Sequence[NoisyMeasurement]):
+        """(row count, DP 1-way distributions per column or None), post-processed from the releases."""
         o = self.options
         by_name = {m.name: m for m in measurements}
-        if MOMENTS not in by_name:
-            raise InternalError("splice got no moment measurement")
         marginals = [by_name.get(f"1-way[{c.name}]") for c in schema]
         have_marginals = all(m is not None for m in marginals)
         if o.rows_public is not None:
@@ -142,7 +174,16 @@ class SpliceEngine(Engine):
             rows = estimate_total(marginals)
         else:
             raise ParameterError("splice.marginal_share", "> 0 unless splice.rows_public is declared (n is private)", 0)
-        anchors = [probabilities_from_counts(m.values, rows) for m in marginals] if have_marginals else None
+        return rows, ([probabilities_from_counts(m.values, rows) for m in marginals] if have_marginals else None)
+
+    # ---- FIT ---------------------------------------------------------------------------
+    def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
+        o = self.options
+        by_name = {m.name: m for m in measurements}
+        if MOMENTS not in by_name:
+            raise InternalError("splice got no moment measurement")
+        rows, anchors = self._anchors(schema, measurements)
+        embedding = Embedding(schema, encoding_knots(schema, anchors, o.quantile_encoding))  # as in adapt()
         degree = o.degree
         target = by_name[MOMENTS].values * np.sqrt(np.arange(1, degree + 1)) / rows  # noisy m̃[l, j]
         directions, supports = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
@@ -152,7 +193,7 @@ class SpliceEngine(Engine):
         threads = torch.get_num_threads()
         torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
         try:
-            weights, probabilities, gaussian = _match(schema, directions, supports, target, anchors, numeric, o)
+            weights, probabilities, gaussian = _match(schema, embedding, directions, supports, target, anchors, numeric, o)
         finally:
             torch.set_num_threads(threads)
         code_columns = [j for j in range(len(schema)) if j not in numeric]
@@ -160,7 +201,6 @@ class SpliceEngine(Engine):
             weights, probabilities = rake_to_marginals(weights, probabilities, [anchors[j] for j in code_columns], o.rake_sweeps)
         block = None
         if numeric:
-            embedding = Embedding(schema)
             values = [schema.columns[j].n_values for j in numeric]
             calibration = (tuple(anchors[j][:v] for j, v in zip(numeric, values))
                            if anchors is not None and o.rake_sweeps > 0 else None)
@@ -200,12 +240,13 @@ def _device(choice: str):
 
 
 def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: int, device,
-                    gaussian: tuple[int, ...] = ()):
-    """The closed-form moment operator for these directions (PyTorch, on ``device``); the columns in
-    ``gaussian`` are left to the Gaussian block (their value coordinates' direction weights)."""
+                    gaussian: tuple[int, ...] = (), embedding: Embedding | None = None):
+    """The closed-form moment operator for these directions (PyTorch, on ``device``) over
+    ``embedding`` (default: the affine one); the columns in ``gaussian`` are left to the Gaussian
+    block (their value coordinates' direction weights)."""
     from .closed_form import SlicedMomentOperator
 
-    embedding = Embedding(schema)
+    embedding = embedding or Embedding(schema)
     projections, column_dirs = [], []
     for j in range(len(schema)):
         if j in gaussian:
@@ -218,12 +259,11 @@ def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: in
     return SlicedMomentOperator(projections, column_dirs, len(directions), degree, device, gaussian_directions)
 
 
-def _gaussian_start(schema: Schema, numeric: tuple[int, ...], anchors) -> tuple[np.ndarray, np.ndarray]:
+def _gaussian_start(schema: Schema, embedding: Embedding, numeric: tuple[int, ...], anchors) -> tuple[np.ndarray, np.ndarray]:
     """Per-column mean and variance of the value coordinate: from the DP 1-way marginals when
     present (bin centres), else those of a uniform law on [-1, 1]."""
     if anchors is None:
         return np.zeros(len(numeric)), np.full(len(numeric), 1.0 / 3.0)
-    embedding = Embedding(schema)
     means, variances = [], []
     for j in numeric:
         n_values = schema.columns[j].n_values
@@ -234,7 +274,7 @@ def _gaussian_start(schema: Schema, numeric: tuple[int, ...], anchors) -> tuple[
     return np.array(means), np.array(variances)
 
 
-def _match(schema, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig):
+def _match(schema, embedding, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig):
     """Adam on the SPLICE loss; returns mixture weights, per code-modelled column (K, size)
     probabilities, and the Gaussian block's (mean, factor, diag) or None."""
     import torch
@@ -242,7 +282,7 @@ def _match(schema, directions, supports, target, anchors, numeric: tuple[int, ..
     from .closed_form import GaussianParameters
 
     device = _device(o.device)
-    operator = moment_operator(schema, directions, supports, o.degree, device, numeric)
+    operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
     generator = torch.Generator(device="cpu").manual_seed(o.fit_seed)
     start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
     logits = [
@@ -252,7 +292,7 @@ def _match(schema, directions, supports, target, anchors, numeric: tuple[int, ..
     ]
     gaussian_raw: list = []
     if numeric:
-        mean0, var0 = (torch.as_tensor(v, dtype=torch.float64) for v in _gaussian_start(schema, numeric, anchors))
+        mean0, var0 = (torch.as_tensor(v, dtype=torch.float64) for v in _gaussian_start(schema, embedding, numeric, anchors))
         k, g = o.components, len(numeric)
         gaussian_raw = [
             (mean0 + 0.5 * var0.sqrt() * torch.randn(k, g, generator=generator, dtype=torch.float64)),

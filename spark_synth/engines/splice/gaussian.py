@@ -31,7 +31,7 @@ class GaussianBlock:
     mean: np.ndarray  # (K, G)
     factor: np.ndarray  # (K, G, R)
     diag: np.ndarray  # (K, G), > 0
-    edges: tuple[np.ndarray, ...]  # per column: public bin edges in embedded coordinates
+    edges: tuple[np.ndarray, ...]  # per column: public bin edges in the fit's embedded coordinates
     calibration: tuple[np.ndarray, ...] | None  # per column: DP 1-way distribution over its non-null codes
     null_share: tuple[float, ...]  # per column: share of nulls to emit (0 for non-nullable columns)
 
@@ -87,17 +87,18 @@ class GaussianBlock:
             "diag": self.diag.tolist(),
             "calibration": None if self.calibration is None else [c.tolist() for c in self.calibration],
             "null_share": list(self.null_share),
+            "edges": [e.tolist() for e in self.edges],
         }
 
     @classmethod
-    def from_state(cls, state: dict, edges: tuple[np.ndarray, ...]) -> "GaussianBlock":
+    def from_state(cls, state: dict) -> "GaussianBlock":
         calibration = state["calibration"]
         return cls(
             columns=tuple(int(c) for c in state["columns"]),
             mean=np.asarray(state["mean"], dtype=np.float64),
             factor=np.asarray(state["factor"], dtype=np.float64),
             diag=np.asarray(state["diag"], dtype=np.float64),
-            edges=edges,
+            edges=tuple(np.asarray(e, dtype=np.float64) for e in state["edges"]),
             calibration=None if calibration is None else tuple(np.asarray(c, dtype=np.float64) for c in calibration),
             null_share=tuple(float(v) for v in state["null_share"]),
         )

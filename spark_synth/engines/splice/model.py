@@ -10,7 +10,6 @@ import numpy as np
 
 from ...errors import InternalError
 from ...schema import Schema
-from ...schema.embedding import Embedding
 from ..base import FittedModel
 from .gaussian import GaussianBlock
 
@@ -60,13 +59,10 @@ class SpliceModel(FittedModel):
     @classmethod
     def from_state(cls, state: dict, schema: Schema) -> "SpliceModel":
         probabilities = [np.asarray(p, dtype=np.float64) for p in state["probabilities"]]
-        gaussian = None
-        if state.get("gaussian") is not None:
-            embedding = Embedding(schema)
-            columns = state["gaussian"]["columns"]
-            gaussian = GaussianBlock.from_state(state["gaussian"], tuple(embedding.value_edges(j) for j in columns))
+        gaussian = GaussianBlock.from_state(state["gaussian"]) if state.get("gaussian") is not None else None
         model = cls(np.asarray(state["weights"]), probabilities, state["estimated_rows"], gaussian)
         if len(model.code_columns) + len(gaussian.columns if gaussian else ()) != len(schema) or \
-                [p.shape[1] for p in probabilities] != [schema.columns[j].size for j in model.code_columns]:
+                [p.shape[1] for p in probabilities] != [schema.columns[j].size for j in model.code_columns] or \
+                (gaussian and [len(e) - 1 for e in gaussian.edges] != [schema.columns[j].n_values for j in gaussian.columns]):
             raise InternalError("saved splice model does not match its schema's domain sizes")
         return model
