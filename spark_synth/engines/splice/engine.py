@@ -62,7 +62,7 @@ class SpliceConfig:
     numeric_model: str = "gaussian"
     rank: int = 1
     max_null_share: float = 0.01
-    quantile_encoding: float = 0.8
+    quantile_encoding: float = 0.5
 
     def __post_init__(self) -> None:
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
