@@ -56,3 +56,29 @@ def one_way_tvd(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, bin
         q = keys(synthetic[column.name]).value_counts(normalize=True)
         out[column.name] = 0.5 * float(p.sub(q, fill_value=0).abs().sum())
     return out
+
+
+def exact_splice_measurements(engine, schema: Schema, frame: pd.DataFrame) -> list:
+    """Exact (σ ≈ 0) answers to an engine's plan, in the pipeline's order: non-adaptive queries
+    first, then the adaptive ones completed by the engine from those answers."""
+    from spark_synth.measure import chebyshev_fixed_point_sums
+    from spark_synth.privacy import NoisyMeasurement
+    from spark_synth.queries import MarginalQuery
+    from spark_synth.schema import OutOfDomainPolicy, encode_frame
+    from spark_synth.schema.embedding import Embedding
+
+    codes, _ = encode_frame(frame, schema, OutOfDomainPolicy.CLIP)
+    plan = engine.plan(schema)
+    out: list = []
+    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
+        if getattr(q, "adaptive", False):
+            q = engine.adapt(schema, q, out)
+        if isinstance(q, MarginalQuery):
+            j = schema.names.index(q.columns[0])
+            counts = np.bincount(codes[:, j], minlength=schema.columns[j].size).astype(float)
+            out.append(NoisyMeasurement(q.name, q.columns, counts, sigma=1e-6, l2_sensitivity=1.0))
+        else:
+            x, _ = Embedding(schema, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
+            sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
+            out.append(NoisyMeasurement(q.name, (), sums, sigma=1e-6, l2_sensitivity=q.l2_sensitivity))
+    return out

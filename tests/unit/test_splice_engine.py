@@ -6,11 +6,10 @@ import pytest
 
 from spark_synth.engines import IndependentEngine, SpliceEngine
 from spark_synth.errors import ParameterError
-from spark_synth.measure import chebyshev_fixed_point_sums
-from spark_synth.privacy import NoisyMeasurement
-from spark_synth.queries import MarginalQuery, MomentQuery
-from spark_synth.schema import Column, ColumnType, OutOfDomainPolicy, Schema, encode_frame
+from spark_synth.queries import MomentQuery
+from spark_synth.schema import Column, ColumnType, Schema
 from spark_synth.schema.embedding import Embedding
+from tests.helpers import exact_splice_measurements
 
 SCHEMA = Schema(
     columns=(
@@ -29,23 +28,7 @@ def _data(n=3000, seed=0):
 
 
 def _exact_measurements(engine, frame):
-    """Exact answers in the pipeline's order: non-adaptive queries, then adaptive ones completed by
-    the engine from those answers (the knots of the numeric encoding)."""
-    out = []
-    codes, _ = encode_frame(frame, SCHEMA, OutOfDomainPolicy.CLIP)
-    plan = engine.plan(SCHEMA)
-    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
-        if getattr(q, "adaptive", False):
-            q = engine.adapt(SCHEMA, q, out)
-        if isinstance(q, MarginalQuery):
-            j = SCHEMA.names.index(q.columns[0])
-            counts = np.bincount(codes[:, j], minlength=SCHEMA[q.columns[0]].size).astype(float)
-            out.append(NoisyMeasurement(q.name, q.columns, counts, sigma=1e-6, l2_sensitivity=1.0))
-        else:
-            x, _ = Embedding(SCHEMA, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
-            sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
-            out.append(NoisyMeasurement(q.name, (), sums, sigma=1e-6, l2_sensitivity=q.l2_sensitivity))
-    return out
+    return exact_splice_measurements(engine, SCHEMA, frame)
 
 
 def test_recovers_dependence_that_independent_cannot():

@@ -15,11 +15,9 @@ from spark_synth.engines.splice.directions import make_directions
 from spark_synth.engines.splice.engine import gaussian_columns, moment_operator
 from spark_synth.engines.splice.gaussian import GaussianBlock
 from spark_synth.errors import ParameterError
-from spark_synth.measure import chebyshev_fixed_point_sums
-from spark_synth.privacy import NoisyMeasurement
-from spark_synth.queries import MarginalQuery
 from spark_synth.schema import Column, ColumnType, OutOfDomainPolicy, Schema, encode_frame
 from spark_synth.schema.embedding import Embedding
+from tests.helpers import exact_splice_measurements
 
 MIXED = Schema(
     columns=(
@@ -174,21 +172,7 @@ def _correlated_frame(n=4000, seed=0):
 
 
 def _exact_measurements(engine, frame):
-    codes, _ = encode_frame(frame, MIXED, OutOfDomainPolicy.CLIP)
-    out = []
-    plan = engine.plan(MIXED)
-    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
-        if getattr(q, "adaptive", False):
-            q = engine.adapt(MIXED, q, out)
-        if isinstance(q, MarginalQuery):
-            j = MIXED.names.index(q.columns[0])
-            counts = np.bincount(codes[:, j], minlength=MIXED.columns[j].size).astype(float)
-            out.append(NoisyMeasurement(q.name, q.columns, counts, sigma=1e-6, l2_sensitivity=1.0))
-        else:
-            x, _ = Embedding(MIXED, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
-            sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
-            out.append(NoisyMeasurement(q.name, (), sums, sigma=1e-6, l2_sensitivity=q.l2_sensitivity))
-    return out
+    return exact_splice_measurements(engine, MIXED, frame)
 
 
 @pytest.fixture(scope="module")
