@@ -74,3 +74,20 @@ def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
     assert report["releases"][-1]["name"] == "sliced-chebyshev-moments"  # adaptive: measured after the anchors
     rows = synth.sample(2000, seed=1, spark=spark).toPandas()
     assert len(rows) == 2000 and list(rows.columns) == list(load_schema(schema).names)
+
+
+def test_pipeline_refuses_an_adaptive_query_whose_budget_share_changed(spark, adult_sample_paths):
+    """Budget shares are fixed before anything is measured; an engine may only complete the encoding."""
+    from dataclasses import replace
+
+    from spark_synth.errors import InternalError
+
+    class Greedy(SpliceEngine):
+        def adapt(self, schema, query, released):
+            return replace(super().adapt(schema, query, released), weight=1.0)
+
+    data, schema = adult_sample_paths
+    synth = Synthesizer("splice", epsilon=1.0, delta=1e-9, engine_options={"steps": 5})
+    synth._engine = Greedy(steps=5)
+    with pytest.raises(InternalError, match="adaptive query"):
+        synth.fit(read_input(spark, data), schema)
