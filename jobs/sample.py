@@ -13,35 +13,17 @@ To sample from a registered MLflow model instead, use ``spark_synth.track.sample
 Cluster: README, "Where to run it". One JSON line and exit 0, or one error line and exit 2.
 """
 
-import argparse
 import sys
 
-from spark_synth.cli import run_and_report
-from spark_synth.config import load_job_config
+from spark_synth.cli import job_parser, run_job
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="jobs/sample.py", description="Write N rows from a saved synthesizer (no budget).")
-    p.add_argument("--config", help="run config YAML, e.g. conf/runs/adult_sample.yaml")
-    p.add_argument("--model", help="directory of a synthesizer saved by `fit`")
-    p.add_argument("--rows", type=int, help="number of synthetic rows")
-    p.add_argument("--output", help="output: *.csv, *.parquet, a Delta path, or a table name")
-    p.add_argument("--seed", type=int, help="sampling seed (default: random, reported)")
-    p.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output")
-    p.add_argument("--spark-profile", help="conf/spark profile when no Spark session exists (not under spark-submit)")
-    return p
+def build_parser():
+    return job_parser("sample", "Write N rows from a saved synthesizer (no budget).")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = vars(build_parser().parse_args(argv))
-    config = args.pop("config")
-
-    def job() -> dict:
-        from spark_synth.pipeline import load_and_sample
-
-        return load_and_sample(**load_job_config("sample", config, **args))
-
-    return run_and_report(job)
+    return run_job("sample", build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -138,6 +138,57 @@ def main(argv: list[str] | None = None) -> int:
     return run_and_report(lambda: _dispatch(args))
 
 
+#: Flags of the spark-submit jobs (``jobs/*.py``): every one optional, overriding the ``--config``
+#: file; which job takes which is ``spark_synth.config.JOB_KEYS``.
+_JOB_FLAGS = {
+    "input": dict(help="CSV/Parquet file, Delta path, or table name"),
+    "schema": dict(help="schema file (.json or .yaml)"),
+    "engine": dict(help="synthesis engine (default from the config, else independent)"),
+    "engine_options": dict(type=json.loads, help='engine options as JSON, e.g. \'{"degree": 8}\''),
+    "epsilon": dict(type=float, help="privacy budget epsilon > 0"),
+    "delta": dict(type=float, help="privacy budget delta in (0, 1)"),
+    "model": dict(help="directory of a saved synthesizer (fit: to save into; must not hold one)"),
+    "rows": dict(type=int, help="number of synthetic rows"),
+    "output": dict(help="output: *.csv, *.parquet, a Delta path, or a table name"),
+    "seed": dict(type=int, help="sampling seed (default: random, reported)"),
+    "out_of_domain": dict(choices=["clip", "error"], help="values outside the schema's domain"),
+    "overwrite": dict(action="store_true", default=None, help="replace an existing output"),
+    "mlflow": dict(action=argparse.BooleanOptionalAction, default=None, help="log to MLflow"),
+    "spark_profile": dict(help="conf/spark profile when no Spark session exists (not under spark-submit)"),
+}
+
+
+def job_parser(command: str, description: str) -> argparse.ArgumentParser:
+    """The argument parser of ``jobs/COMMAND.py``: ``--config`` plus the job's override flags."""
+    from .config import JOB_KEYS
+
+    p = argparse.ArgumentParser(prog=f"jobs/{command}.py", description=description)
+    p.add_argument("--config", help="run config YAML, e.g. conf/runs/adult_sample.yaml")
+    for key in JOB_KEYS[command]:
+        p.add_argument(f"--{key.replace('_', '-')}", **_JOB_FLAGS[key])
+    return p
+
+
+def run_job(command: str, parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Parse a job's arguments, merge them over its config file, run it, report as the CLI does."""
+    from .config import RunConfig, load_job_config
+
+    args = vars(parser.parse_args(argv))
+    config = args.pop("config")
+
+    def job() -> dict:
+        settings = load_job_config(command, config, **args)
+        if command == "run":
+            from .pipeline import run
+
+            return run(RunConfig(**settings))
+        from .pipeline import fit_and_save, load_and_sample
+
+        return {"fit": fit_and_save, "sample": load_and_sample}[command](**settings)
+
+    return run_and_report(job)
+
+
 def run_and_report(action) -> int:
     """Call ``action()``; print its summary as one JSON line (exit 0) or one error line (exit 2 / 1).
 
