@@ -26,7 +26,7 @@ from spark_synth.engines import IndependentEngine, SpliceEngine
 from spark_synth.measure import chebyshev_fixed_point_sums
 from spark_synth.privacy import NoisyMeasurement
 from spark_synth.privacy.conversions import rho_from_epsilon
-from spark_synth.queries import MarginalQuery
+from spark_synth.queries import MarginalQuery, measurement_rounds
 from spark_synth.schema import OutOfDomainPolicy, decode_codes, encode_frame
 from spark_synth.schema.embedding import Embedding
 
@@ -34,9 +34,9 @@ from spark_synth.schema.embedding import Embedding
 def noisy_measurements(engine, schema, codes, frame, rho, rng):
     """Noisy answers in the pipeline's order (adaptive queries completed from the earlier ones)."""
     out = []
-    plan = engine.plan(schema)
-    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
-        if getattr(q, "adaptive", False):
+    first, adaptive = measurement_rounds(engine.plan(schema))
+    for q in first + adaptive:
+        if q in adaptive:
             q = engine.adapt(schema, q, out)
         share = rho * q.weight
         if isinstance(q, MarginalQuery):

@@ -18,7 +18,7 @@ from .engines import Engine, get_engine, model_class
 from .errors import InternalError, NotFittedError, ParameterError, UserInputError
 from .measure import check_structure, count_marginals, measure_moment_sums
 from .privacy import Accountant, PrivacyBudget, release_counts, release_fixed_point_sums
-from .queries import MarginalQuery, MomentQuery
+from .queries import MarginalQuery, MomentQuery, measurement_rounds
 from .schema import Schema, load_schema, schema_from_dict
 
 MODEL_FILE = "synthesizer.json"
@@ -56,14 +56,14 @@ class Synthesizer:
         for query in queries:
             accountant.request(query.name, query.weight)
         accountant.allocate()
-        first = [q for q in queries if not getattr(q, "adaptive", False)]
+        first, adaptive = measurement_rounds(queries)
         exact = _measure_exact(df, schema, first, self._policy)
         timings["measure"] = time.perf_counter() - started
 
         started = time.perf_counter()
         measurements = [_release(accountant, q, values) for q, values in zip(first, exact)]
         timings["noise"] = time.perf_counter() - started
-        for query in (q for q in queries if getattr(q, "adaptive", False)):  # chosen from the releases above
+        for query in adaptive:  # completed from the releases above
             completed = self._engine.adapt(schema, query, list(measurements))
             if completed.name != query.name or completed.weight != query.weight or completed.adaptive:
                 raise InternalError(f"engine {self._engine.name!r} changed adaptive query {query.name!r} beyond its encoding")

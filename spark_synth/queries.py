@@ -67,3 +67,10 @@ class MomentQuery:
         half_unit = 0.5 * 2.0**-self.fraction_bits
         per_direction = math.fsum((1.0 / math.sqrt(j) + half_unit) ** 2 for j in range(1, self.degree + 1))
         return math.sqrt(self.n_directions * per_direction) * (1.0 + 1e-12)
+
+
+def measurement_rounds(queries) -> tuple[list, list]:
+    """The plan in measuring order: (queries measured and released first, ``adaptive`` queries that
+    the engine completes from those releases before they are measured)."""
+    adaptive = [q for q in queries if getattr(q, "adaptive", False)]
+    return [q for q in queries if not getattr(q, "adaptive", False)], adaptive

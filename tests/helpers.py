@@ -63,15 +63,15 @@ def exact_splice_measurements(engine, schema: Schema, frame: pd.DataFrame) -> li
     first, then the adaptive ones completed by the engine from those answers."""
     from spark_synth.measure import chebyshev_fixed_point_sums
     from spark_synth.privacy import NoisyMeasurement
-    from spark_synth.queries import MarginalQuery
+    from spark_synth.queries import MarginalQuery, measurement_rounds
     from spark_synth.schema import OutOfDomainPolicy, encode_frame
     from spark_synth.schema.embedding import Embedding
 
     codes, _ = encode_frame(frame, schema, OutOfDomainPolicy.CLIP)
-    plan = engine.plan(schema)
+    first, adaptive = measurement_rounds(engine.plan(schema))
     out: list = []
-    for q in [q for q in plan if not getattr(q, "adaptive", False)] + [q for q in plan if getattr(q, "adaptive", False)]:
-        if getattr(q, "adaptive", False):
+    for q in first + adaptive:
+        if q in adaptive:
             q = engine.adapt(schema, q, out)
         if isinstance(q, MarginalQuery):
             j = schema.names.index(q.columns[0])

@@ -112,6 +112,11 @@ def encoding_knots(schema: Schema, anchors, mix: float) -> dict[str, np.ndarray]
     return knots
 
 
+def _null_share(anchor: np.ndarray, column) -> float:
+    """The DP 1-way distribution's share of nulls (0 for a column that cannot hold them)."""
+    return float(anchor[column.null_code] / anchor.sum()) if column.nullable else 0.0
+
+
 def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_share: float = 0.0) -> tuple[int, ...]:
     """Columns modelled by the Gaussian block (``numeric_model="gaussian"`` only): integer/continuous
     columns that cannot hold nulls, or whose DP null share (from the 1-way anchors: post-processing)
@@ -125,7 +130,7 @@ def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_
     for j, c in enumerate(schema):
         if c.type.is_discrete:
             continue
-        if not c.nullable or (anchors is not None and anchors[j][c.null_code] / anchors[j].sum() <= max_null_share):
+        if not c.nullable or (anchors is not None and _null_share(anchors[j], c) <= max_null_share):
             out.append(j)
     return tuple(out)
 
@@ -204,8 +209,7 @@ class SpliceEngine(Engine):
             values = [schema.columns[j].n_values for j in numeric]
             calibration = (tuple(anchors[j][:v] for j, v in zip(numeric, values))
                            if anchors is not None and o.rake_sweeps > 0 else None)
-            null_share = tuple(float(anchors[j][-1] / anchors[j].sum()) if anchors is not None and schema.columns[j].nullable else 0.0
-                               for j in numeric)
+            null_share = tuple(_null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0 for j in numeric)
             block = GaussianBlock(columns=numeric, mean=gaussian[0], factor=gaussian[1], diag=gaussian[2],
                                   edges=tuple(embedding.value_edges(j) for j in numeric), calibration=calibration,
                                   null_share=null_share)

@@ -27,13 +27,13 @@ class SpliceModel(FittedModel):
         self.estimated_rows = float(estimated_rows)
         self.gaussian = gaussian
         gaussian_columns = set(gaussian.columns) if gaussian else set()
-        n_columns = len(self.probabilities) + len(gaussian_columns)
-        self.code_columns = [j for j in range(n_columns) if j not in gaussian_columns]
+        self.n_columns = len(self.probabilities) + len(gaussian_columns)
+        self.code_columns = [j for j in range(self.n_columns) if j not in gaussian_columns]
         self._cumulative = [np.cumsum(p, axis=1) for p in self.probabilities]
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         components = rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())
-        codes = np.empty((n_rows, len(self.code_columns) + (len(self.gaussian.columns) if self.gaussian else 0)), dtype=np.int64)
+        codes = np.empty((n_rows, self.n_columns), dtype=np.int64)
         for j, cdf in zip(self.code_columns, self._cumulative):
             rows = cdf[components]  # (n, size)
             u = rng.random(n_rows) * rows[:, -1]
@@ -61,7 +61,7 @@ class SpliceModel(FittedModel):
         probabilities = [np.asarray(p, dtype=np.float64) for p in state["probabilities"]]
         gaussian = GaussianBlock.from_state(state["gaussian"]) if state.get("gaussian") is not None else None
         model = cls(np.asarray(state["weights"]), probabilities, state["estimated_rows"], gaussian)
-        if len(model.code_columns) + len(gaussian.columns if gaussian else ()) != len(schema) or \
+        if model.n_columns != len(schema) or \
                 [p.shape[1] for p in probabilities] != [schema.columns[j].size for j in model.code_columns] or \
                 (gaussian and [len(e) - 1 for e in gaussian.edges] != [schema.columns[j].n_values for j in gaussian.columns]):
             raise InternalError("saved splice model does not match its schema's domain sizes")
