@@ -11,17 +11,22 @@ from tests.helpers import one_way_tvd
 pytestmark = [pytest.mark.spark, pytest.mark.shared_data]
 
 
+def _cli_run(shared_data, name: str, engine: str, rows: int, out, capsys) -> dict:
+    """`spark-synth run` on a shared dataset at ε = 1, δ = 1e-9; the printed summary."""
+    code = main(["run", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
+                 "--engine", engine, "--epsilon", "1", "--delta", "1e-9", "--rows", str(rows),
+                 "--output", str(out), "--seed", "1", "--no-mlflow"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
 @pytest.mark.parametrize("name", ["adult", "california_housing", "mushroom", "german_credit"])
 def test_independent_run_on_shared_dataset(spark, shared_data, tmp_path, capsys, name):
     import pandas as pd
 
     out = tmp_path / "out.parquet"
-    code = main(["run", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
-                 "--engine", "independent", "--epsilon", "1", "--delta", "1e-9", "--rows", "10000",
-                 "--output", str(out), "--seed", "1", "--no-mlflow"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    assert json.loads(captured.out)["epsilon_spent"] <= 1.0
+    assert _cli_run(shared_data, name, "independent", 10000, out, capsys)["epsilon_spent"] <= 1.0
     schema = load_schema(shared_data / f"{name}.schema.json")
     synthetic = spark.read.parquet(str(out)).toPandas()
     assert len(synthetic) == 10000 and list(synthetic.columns) == list(schema.names)
@@ -37,12 +42,7 @@ def test_independent_run_on_shared_dataset(spark, shared_data, tmp_path, capsys,
 @pytest.mark.parametrize("name", ["adult", "california_housing", "mushroom", "german_credit"])
 def test_splice_run_on_shared_dataset_with_defaults(spark, shared_data, tmp_path, capsys, name):
     out = tmp_path / "splice.parquet"
-    code = main(["run", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
-                 "--engine", "splice", "--epsilon", "1", "--delta", "1e-9", "--rows", "5000",
-                 "--output", str(out), "--seed", "1", "--no-mlflow"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    summary = json.loads(captured.out)
+    summary = _cli_run(shared_data, name, "splice", 5000, out, capsys)
     assert summary["epsilon_spent"] <= 1.0 and summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9)
     schema = load_schema(shared_data / f"{name}.schema.json")
     synthetic = spark.read.parquet(str(out))
