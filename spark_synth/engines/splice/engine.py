@@ -263,14 +263,14 @@ def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: in
     return SlicedMomentOperator(projections, column_dirs, len(directions), degree, device, gaussian_directions)
 
 
-def _gaussian_start(schema: Schema, embedding: Embedding, numeric: tuple[int, ...], anchors) -> tuple[np.ndarray, np.ndarray]:
+def _gaussian_start(embedding: Embedding, numeric: tuple[int, ...], anchors) -> tuple[np.ndarray, np.ndarray]:
     """Per-column mean and variance of the value coordinate: from the DP 1-way marginals when
     present (bin centres), else those of a uniform law on [-1, 1]."""
     if anchors is None:
         return np.zeros(len(numeric)), np.full(len(numeric), 1.0 / 3.0)
     means, variances = [], []
     for j in numeric:
-        n_values = schema.columns[j].n_values
+        n_values = embedding.schema.columns[j].n_values
         centres, p = embedding.code_vectors(j)[:n_values, 0], anchors[j][:n_values] / max(anchors[j][:n_values].sum(), 1e-12)
         mean = float(p @ centres)
         means.append(mean)
@@ -296,7 +296,7 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     ]
     gaussian_raw: list = []
     if numeric:
-        mean0, var0 = (torch.as_tensor(v, dtype=torch.float64) for v in _gaussian_start(schema, embedding, numeric, anchors))
+        mean0, var0 = (torch.as_tensor(v, dtype=torch.float64) for v in _gaussian_start(embedding, numeric, anchors))
         k, g = o.components, len(numeric)
         gaussian_raw = [
             (mean0 + 0.5 * var0.sqrt() * torch.randn(k, g, generator=generator, dtype=torch.float64)),
