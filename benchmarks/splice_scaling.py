@@ -54,11 +54,11 @@ def main() -> None:
     spark = get_spark(extra_conf={"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
     schema = load_schema(Path(args.data) / "adult.schema.json")
     frame = pd.read_csv(Path(args.data) / "adult.csv", dtype=str, keep_default_na=False, na_values=[""])
-    query = next(q for q in SpliceEngine().plan(schema) if q.name == "sliced-chebyshev-moments")
+    query = SpliceEngine().moment_query(schema, None)
     # the default query is adaptive (numeric columns encoded through knots from the DP histograms):
     # complete it with knots from uniform histograms, so both passes run the piecewise-linear encoding
     uniform = [np.full(c.size, 1.0 / c.size) for c in schema]
-    query = replace(query, value_knots=encoding_knots(schema, uniform, SpliceEngine().options.quantile_encoding), adaptive=False)
+    query = replace(query, value_knots=encoding_knots(schema, uniform, SpliceEngine().options.quantile_encoding))
     print(f"moments: {query.n_directions} directions x degree {query.degree}")
 
     # (a) throughput on the same rows

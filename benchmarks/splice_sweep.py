@@ -22,34 +22,44 @@ import pandas as pd
 from splice_quality import ROOT, eval_schema, parse_option, sliced_w1, split, tvd
 
 from spark_synth import load_schema
-from spark_synth.engines import IndependentEngine, SpliceEngine
-from spark_synth.measure import chebyshev_fixed_point_sums
+from spark_synth.engines import IndependentEngine, LocalTaskRunner, MeasurementOracle, SpliceEngine
+from spark_synth.measure import answer_frame
 from spark_synth.privacy import NoisyMeasurement
 from spark_synth.privacy.conversions import rho_from_epsilon
-from spark_synth.queries import MarginalQuery, measurement_rounds
 from spark_synth.schema import OutOfDomainPolicy, decode_codes, encode_frame
 from spark_synth.schema.embedding import Embedding
 
 
-def noisy_measurements(engine, schema, codes, frame, rho, rng):
-    """Noisy answers in the pipeline's order (adaptive queries completed from the earlier ones)."""
-    out = []
-    first, adaptive = measurement_rounds(engine.plan(schema))
-    for q in first + adaptive:
-        if q in adaptive:
-            q = engine.adapt(schema, q, out)
-        share = rho * q.weight
-        if isinstance(q, MarginalQuery):
-            j = schema.names.index(q.columns[0])
-            counts = np.bincount(codes[:, j], minlength=schema.columns[j].size).astype(float)
-            sigma = np.sqrt(1.0 / (2.0 * share))
-            out.append(NoisyMeasurement(q.name, q.columns, counts + sigma * rng.standard_normal(counts.shape), sigma=sigma, l2_sensitivity=1.0))
-        else:
-            x, _ = Embedding(schema, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
-            sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
-            sigma = q.l2_sensitivity / 2.0**q.fraction_bits / np.sqrt(2.0 * share)
-            out.append(NoisyMeasurement(q.name, (), sums + sigma * rng.standard_normal(sums.shape), sigma=sigma, l2_sensitivity=q.l2_sensitivity))
-    return out
+class SweepOracle(MeasurementOracle):
+    """Option sweeps only: the pipeline's budget split and σ, but continuous Gaussian noise from a
+    seeded numpy generator over exact pandas answers (reproducible; NOT a DP release)."""
+
+    def __init__(self, frame, schema, rho, rng):
+        self.frame, self.schema, self.rng, self._total, self._spent = frame, schema, rng, rho, 0.0
+
+    rho_total = property(lambda self: self._total)
+    rho_remaining = property(lambda self: self._total - self._spent)
+
+    def measure(self, query, rho):
+        return self.measure_many([(query, rho)])[0]
+
+    def measure_many(self, requests):
+        out = []
+        for (query, rho), exact in zip(requests, answer_frame(self.frame, self.schema, [q for q, _ in requests])):
+            sigma = query.integer_l2_sensitivity / query.unit / np.sqrt(2.0 * rho)
+            self._spent += rho
+            out.append(NoisyMeasurement(query=query, values=exact / query.unit + sigma * self.rng.standard_normal(exact.shape),
+                                        sigma=sigma, rho=rho))
+        return out
+
+    def prepare(self, queries):
+        pass
+
+    def select(self, *args, **kwargs):
+        raise NotImplementedError("the sweep measures fixed plans only")
+
+    def child(self, rho, label):
+        raise NotImplementedError("the sweep measures fixed plans only")
 
 
 def main() -> None:
@@ -64,7 +74,6 @@ def main() -> None:
     schema = load_schema(Path(args.data) / f"{args.dataset}.schema.json")
     frame = pd.read_csv(Path(args.data) / f"{args.dataset}.csv", dtype=str, keep_default_na=False, na_values=[""])
     train, _ = split(frame)
-    codes, _ = encode_frame(train, schema, OutOfDomainPolicy.CLIP)
     embedding = Embedding(schema)
     x, _ = embedding.embed(train, OutOfDomainPolicy.CLIP)
     scoring = eval_schema(schema)
@@ -81,9 +90,14 @@ def main() -> None:
                 engine = IndependentEngine()
             else:
                 engine = SpliceEngine(**{**options, "fit_seed": seed, "direction_seed": seed})
-            measurements = noisy_measurements(engine, schema, codes, train, rho, np.random.default_rng(seed))
-            started = time.perf_counter()
-            model = engine.fit(schema, measurements)
+            oracle = SweepOracle(train, schema, rho, np.random.default_rng(seed))
+            if isinstance(engine, SpliceEngine):
+                measurements = engine.measure(schema, oracle)
+                started = time.perf_counter()
+                model = engine.fit_measurements(schema, measurements)
+            else:
+                started = time.perf_counter()
+                model = engine.fit(schema, oracle, LocalTaskRunner())
             seconds = time.perf_counter() - started
             synthetic = decode_codes(model.sample_codes(len(train), np.random.default_rng(seed)), schema, np.random.default_rng(seed))
             syn_codes, _ = encode_frame(synthetic, scoring, OutOfDomainPolicy.CLIP)

@@ -66,10 +66,10 @@ synth = Synthesizer(
 ).fit(train, schema)
 
 report = synth.privacy_report_
-print(f"ε spent {report['epsilon_spent']:.4f} of {report['epsilon_requested']} at δ={report['delta']:g} "
-      f"(ρ={report['rho_spent']:.4g}, {report['neighbouring_relation']})")
-for measurement in report["releases"]:
-    print(f"  {measurement['query']}: σ={measurement['sigma']:.3g}, ρ={measurement['rho']:.3g}")
+print(f"ε spent {report.epsilon_spent:.4f} of {report.epsilon_requested} at δ={report.delta:g} "
+      f"(ρ={report.rho_spent:.4g}, {report.neighbouring_relation})")
+for measurement in report.entries:
+    print(f"  {measurement.query}: σ={measurement.sigma:.3g}, ρ={measurement.rho:.3g}")
 
 # COMMAND ----------
 

@@ -53,7 +53,7 @@ with mlflow_run("release") as run:
         delta=float(dbutils.widgets.get("delta")),  # noqa: F821
     ).fit(read_table(table), load_schema(dbutils.widgets.get("schema")))  # noqa: F821
     model_info = log_synthesizer(synth, source=table)
-print(f"run {run.info.run_id}: ε={synth.privacy_report_['epsilon_spent']:.4f}, model {model_info.model_uri}")
+print(f"run {run.info.run_id}: ε={synth.privacy_report_.epsilon_spent:.4f}, model {model_info.model_uri}")
 
 # COMMAND ----------
 

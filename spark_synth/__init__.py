@@ -4,8 +4,8 @@ The workflow, left to right (each step is a module; data flows one way)::
 
     schema (public domain)        load_schema("adult.schema.json")
     measure (Spark, exact)        one distributed pass over the table: marginal counts
-    privacy (driver, once)        Accountant + OpenDP Gaussian noise, zCDP inside, (ε, δ) outside
-    engines (driver)              fit a model from noisy measurements only
+    privacy (driver, once)        privacy filter + OpenDP noise/selection, zCDP inside, (ε, δ) outside
+    engines (driver)              ask an oracle for noisy measurements; fit a model from them only
     sample (Spark)                generate rows on the executors from the broadcast model
     io / track                    Delta / Parquet / CSV out; MLflow run with the privacy report
 
@@ -19,8 +19,8 @@ Guarantee: (ε, δ)-DP under the add/remove-one-row neighbouring relation, for e
 from a fitted :class:`Synthesizer` (sampling is post-processing and spends nothing).
 """
 
-__version__ = "0.1.0"
-
+from ._version import __version__
+from .commands import run  # noqa: E402
 from .config import RunConfig  # noqa: E402
 from .errors import (  # noqa: E402
     BudgetExhausted,
@@ -33,7 +33,7 @@ from .errors import (  # noqa: E402
     SparkSynthError,
     UserInputError,
 )
-from .pipeline import Synthesizer, run  # noqa: E402
+from .pipeline import Synthesizer  # noqa: E402
 from .privacy import NEIGHBOURING_RELATION, PrivacyBudget  # noqa: E402
 from .schema import Column, ColumnType, Schema, load_schema  # noqa: E402
 from .session import get_spark  # noqa: E402

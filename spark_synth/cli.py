@@ -144,7 +144,9 @@ _JOB_FLAGS = {
     "input": dict(help="CSV/Parquet file, Delta path, or table name"),
     "schema": dict(help="schema file (.json or .yaml)"),
     "engine": dict(help="synthesis engine (default from the config, else independent)"),
-    "engine_options": dict(type=json.loads, help='engine options as JSON, e.g. \'{"degree": 8}\''),
+    "engine_options": dict(flag="--engine-option", action="append", default=None, metavar="KEY=VALUE",
+                           help="an engine option, repeatable (e.g. --engine-option components=64); merged key by key "
+                                "over the config file's and the engine defaults' options"),
     "epsilon": dict(type=float, help="privacy budget epsilon > 0"),
     "delta": dict(type=float, help="privacy budget delta in (0, 1)"),
     "model": dict(help="directory of a saved synthesizer (fit: to save into; must not hold one)"),
@@ -165,7 +167,8 @@ def job_parser(command: str, description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"jobs/{command}.py", description=description)
     p.add_argument("--config", help="run config YAML, e.g. conf/runs/adult_sample.yaml")
     for key in JOB_KEYS[command]:
-        p.add_argument(f"--{key.replace('_', '-')}", **_JOB_FLAGS[key])
+        flag = dict(_JOB_FLAGS[key])
+        p.add_argument(flag.pop("flag", f"--{key.replace('_', '-')}"), dest=key, **flag)
     return p
 
 
@@ -173,16 +176,20 @@ def run_job(command: str, parser: argparse.ArgumentParser, argv: list[str] | Non
     """Parse a job's arguments, merge them over its config file, run it, report as the CLI does."""
     from .config import RunConfig, load_job_config
 
+    from .config import parse_option_pairs
+
     args = vars(parser.parse_args(argv))
     config = args.pop("config")
 
     def job() -> dict:
+        if args.get("engine_options") is not None:
+            args["engine_options"] = parse_option_pairs(args["engine_options"])
         settings = load_job_config(command, config, **args)
         if command == "run":
-            from .pipeline import run
+            from .commands import run
 
             return run(RunConfig(**settings))
-        from .pipeline import fit_and_save, load_and_sample
+        from .commands import fit_and_save, load_and_sample
 
         return {"fit": fit_and_save, "sample": load_and_sample}[command](**settings)
 
@@ -210,7 +217,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
     from .config import RunConfig
 
     if args.command == "run":
-        from .pipeline import run
+        from .commands import run
 
         config = RunConfig(
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
@@ -242,14 +249,14 @@ def _dispatch(args: argparse.Namespace) -> dict:
         return budget(args.source_table, budget_cap=args.budget_cap, cap_delta=args.cap_delta,
                       ledger_prefix=args.ledger_prefix)
     if args.command == "fit":
-        from .pipeline import fit_and_save
+        from .commands import fit_and_save
 
         return fit_and_save(
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
             model=args.model, out_of_domain=args.out_of_domain, mlflow=args.mlflow, spark_profile=args.spark_profile,
             engine_options=engine_options(args.engine, args.engine_option),
         )
-    from .pipeline import load_and_sample
+    from .commands import load_and_sample
 
     return load_and_sample(
         model=args.model, rows=args.rows, output=args.output, seed=args.seed,
@@ -259,18 +266,9 @@ def _dispatch(args: argparse.Namespace) -> dict:
 
 def engine_options(engine: str, pairs: list[str]) -> dict:
     """``KEY=VALUE`` strings → a validated options dict (values parsed as YAML scalars)."""
-    import yaml
+    from .config import check_engine_options, parse_option_pairs
 
-    from .config import _check_engine_options
-    from .errors import ParameterError
-
-    options = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ParameterError("--engine-option", "KEY=VALUE (e.g. components=64)", pair)
-        options[key.strip()] = yaml.safe_load(value)
-    return _check_engine_options(engine, options, "--engine-option") if options else {}
+    return check_engine_options(engine, parse_option_pairs(pairs), "--engine-option")
 
 
 def _one_line(exc: BaseException) -> str:

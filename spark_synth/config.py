@@ -151,21 +151,33 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
     Precedence: command-line ``overrides`` (None = not given) > the run config file > the engine's
     defaults file. Every key present is validated, with a message naming the key, where it came
     from and the allowed values. ``run`` returns :class:`RunConfig` fields; ``fit`` and ``sample``
-    the arguments of :func:`~spark_synth.pipeline.fit_and_save` / ``load_and_sample``.
+    the arguments of :func:`~spark_synth.commands.fit_and_save` / ``load_and_sample``.
     """
     if command not in JOB_KEYS:
         raise ParameterError("job", f"one of {sorted(JOB_KEYS)}", command)
     allowed = tuple(sorted(set().union(*JOB_KEYS.values()) | {"description"}))
-    merged = {k: (v, f"{k} (in {config})") for k, v in (read_yaml_config(config, allowed) if config else {}).items()}
-    merged.update({k: (v, f"--{k.replace('_', '-')}") for k, v in overrides.items() if v is not None})
+    raw_config = read_yaml_config(config, allowed) if config else {}
+    merged = {k: (v, f"{k} (in {config})") for k, v in raw_config.items()}
+    merged.update({k: (v, "--engine-option" if k == "engine_options" else f"--{k.replace('_', '-')}")
+                   for k, v in overrides.items() if v is not None})
     unknown = sorted(set(merged) - set(allowed))
     if unknown:
         raise ParameterError("overrides", f"among {sorted(allowed)}", unknown)
     if "engine" in JOB_KEYS[command]:
         engine = _check_value("engine", *merged.get("engine", ("independent", "engine")))
         defaults_file = conf_dir() / "engines" / f"{engine}.yaml"
-        for key, value in load_engine_defaults(engine).items():
+        defaults = load_engine_defaults(engine)
+        for key, value in defaults.items():
             merged.setdefault(key, (value, f"{key} (in {defaults_file})"))
+        if "engine_options" in merged:  # key by key: defaults < config file < command line
+            layers = [(defaults.get("engine_options"), f"engine_options (in {defaults_file})"),
+                      (raw_config.get("engine_options"), f"engine_options (in {config})"),
+                      (overrides.get("engine_options"), "--engine-option")]
+            options = {}
+            for layer, name in layers:
+                if layer is not None:
+                    options.update(check_option_names_and_types(engine, _check_value("engine_options", layer, name), name))
+            merged["engine_options"] = (options, "engine_options")
     out = {}
     for key in JOB_KEYS[command]:
         if key in merged:
@@ -181,8 +193,8 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
         except ParameterError as exc:
             raise ParameterError(merged[exc.name][1], exc.allowed, exc.value) from None
     if "engine_options" in out:
-        out["engine_options"] = _check_engine_options(out.get("engine", "independent"), out["engine_options"],
-                                                      merged["engine_options"][1])
+        out["engine_options"] = check_engine_options(out.get("engine", "independent"), out["engine_options"],
+                                                     merged["engine_options"][1])
     return out
 
 
@@ -240,13 +252,40 @@ def _as_number(value, kind):
     return None
 
 
-def _check_engine_options(engine: str, options: dict, name: str) -> dict:
-    from .engines import get_engine
+def parse_option_pairs(pairs, name: str = "--engine-option") -> dict:
+    """``KEY=VALUE`` strings (CLI and jobs alike) → a dict, values parsed as YAML (numbers, lists, …)."""
+    options = {}
+    for pair in pairs or []:
+        key, sep, value = str(pair).partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(name, "KEY=VALUE (e.g. components=64)", pair)
+        try:
+            options[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ParameterError(f"{name} {key.strip()}", "a value written as YAML (number, word, list)", value) from None
+    return options
+
+
+def check_option_names_and_types(engine: str, options: dict, source: str) -> dict:
+    """Names and types of ``options`` checked against the engine's config (error names ``source``)."""
+    from .engines import ENGINES
+    from .engines.options import checked_options
 
     try:
+        return checked_options(engine, ENGINES[engine].config_class, options)
+    except ParameterError as exc:
+        raise ParameterError(f"{exc.name} ({source})", exc.allowed, exc.value) from None
+
+
+def check_engine_options(engine: str, options: dict, source: str) -> dict:
+    """``options`` after checking their names and types against the engine's config (the error
+    also says where they came from: a config file or the command line)."""
+    from .engines import ENGINES, get_engine
+
+    if engine not in ENGINES:
+        raise ParameterError("engine", f"one of {sorted(ENGINES)}", engine)
+    try:
         get_engine(engine, **options)
-    except TypeError:
-        known = sorted(get_engine(engine).config())
-        raise ParameterError(name, f"options of engine '{engine}': {known}" if known else
-                             f"empty (engine '{engine}' takes no options)", sorted(options)) from None
+    except ParameterError as exc:
+        raise ParameterError(f"{exc.name} ({source})", exc.allowed, exc.value) from None
     return options

@@ -1,28 +1,93 @@
-"""Descriptions of the statistics an engine may ask for (public, data-independent, no Spark).
+"""Queries: public, data-independent descriptions of the statistics an engine may ask for.
 
-Engines build these in their plan; the measure layer computes them exactly on Spark; the privacy
-layer releases them with noise. Queries hold only public information (column names, directions).
+Every query describes itself — its kind (the measure layer answers each kind, see
+:mod:`spark_synth.measure.answers`), the shape of its answer over a schema, and its sensitivity
+under the add/remove-one-row neighbouring relation — so the privacy layer can calibrate noise
+without knowing what the query is. Answers are integer vectors, in units of ``1 / unit`` (1 for
+counts; 2^-bits for fixed-point sums). Queries hold only public information (column names,
+directions, knots made from earlier DP releases). No Spark, no torch.
+
+A new kind of query is a subclass of :class:`Query` plus one answerer registered in the measure
+layer; nothing else changes.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 
-@dataclass(frozen=True)
-class MarginalQuery:
-    """A request for the (noisy) histogram of ``columns`` over their public codes."""
+class Query(ABC):
+    """A public statistic whose exact answer is an integer array (in units of ``1 / unit``)."""
 
+    #: The measure layer's registry key for this kind of query.
+    kind: ClassVar[str]
     name: str
+
+    @abstractmethod
+    def answer_shape(self, schema) -> tuple[int, ...]:
+        """Shape of the answer array over ``schema``'s public domain."""
+
+    @property
+    @abstractmethod
+    def l2_sensitivity(self) -> float:
+        """Largest ℓ2 change of the answer (real units) when one row is added or removed."""
+
+    @property
+    @abstractmethod
+    def l1_sensitivity(self) -> float:
+        """Largest ℓ1 change of the answer (real units) when one row is added or removed."""
+
+    @property
+    def unit(self) -> float:
+        """How many integer units make one real unit (answers are integers)."""
+        return 1.0
+
+    @property
+    def integer_l2_sensitivity(self) -> int:
+        """ℓ2 sensitivity in integer units, rounded UP (what the discrete Gaussian is calibrated to)."""
+        return int(math.ceil(self.l2_sensitivity * self.unit))
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line for the privacy report (public)."""
+
+
+@dataclass(frozen=True)
+class MarginalQuery(Query):
+    """The histogram of ``columns`` over their public codes (nulls and clipped values included)."""
+
+    kind: ClassVar[str] = "marginal"
     columns: tuple[str, ...]
-    weight: float = 1.0
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        if not self.name:
+            object.__setattr__(self, "name", f"marginal[{', '.join(self.columns)}]")
+
+    def answer_shape(self, schema) -> tuple[int, ...]:
+        return tuple(schema[c].size for c in self.columns)
+
+    @property
+    def l2_sensitivity(self) -> float:
+        """One row falls in exactly one cell: adding or removing it changes one count by 1."""
+        return 1.0
+
+    @property
+    def l1_sensitivity(self) -> float:
+        return 1.0
+
+    def describe(self) -> str:
+        return f"counts over ({', '.join(self.columns)})"
 
 
 @dataclass(frozen=True, eq=False)
-class MomentQuery:
+class MomentQuery(Query):
     """Sliced Chebyshev moment sums: S[l, j] = Σ_rows T_j(w_lᵀ x) / √j for j = 1..degree.
 
     ``directions`` is an (L, D) matrix over the public embedding of
@@ -34,26 +99,33 @@ class MomentQuery:
 
     ``value_knots`` (column name → images of its public bin edges in [-1, 1]) replaces the affine
     encoding of those numeric columns (see :class:`~spark_synth.schema.embedding.Embedding`); it
-    must be public, e.g. post-processed from earlier DP releases. An ``adaptive`` query is such a
-    query before its knots are known: the pipeline measures and releases the non-adaptive queries
-    first and has the engine complete the adaptive ones from those releases
-    (:meth:`~spark_synth.engines.base.Engine.adapt`). The sensitivity does not depend on the knots.
+    must be public, e.g. post-processed from earlier DP releases. The sensitivity does not depend
+    on the knots.
     """
 
+    kind: ClassVar[str] = "moment"
     name: str
     directions: np.ndarray = field(repr=False)
     degree: int
-    weight: float = 1.0
     fraction_bits: int = 36
     value_knots: dict | None = field(default=None, repr=False)
-    adaptive: bool = False
 
     #: Released sums must fit a signed 64-bit integer (OpenDP's exact discrete Gaussian input).
-    MAX_ABS_SUM = 2**62
+    MAX_ABS_SUM: ClassVar[int] = 2**62
 
     @property
     def n_directions(self) -> int:
         return int(self.directions.shape[0])
+
+    def answer_shape(self, schema) -> tuple[int, ...]:
+        return (self.n_directions, self.degree)
+
+    @property
+    def unit(self) -> float:
+        return 2.0**self.fraction_bits
+
+    def _per_entry_bound(self, j: int) -> float:
+        return 1.0 / math.sqrt(j) + 0.5 * 2.0**-self.fraction_bits
 
     @property
     def l2_sensitivity(self) -> float:
@@ -64,13 +136,14 @@ class MomentQuery:
         Fixed-point rounding adds at most half a unit per entry; a relative margin of 1e-12 covers
         floating-point rounding of the bound itself.
         """
-        half_unit = 0.5 * 2.0**-self.fraction_bits
-        per_direction = math.fsum((1.0 / math.sqrt(j) + half_unit) ** 2 for j in range(1, self.degree + 1))
+        per_direction = math.fsum(self._per_entry_bound(j) ** 2 for j in range(1, self.degree + 1))
         return math.sqrt(self.n_directions * per_direction) * (1.0 + 1e-12)
 
+    @property
+    def l1_sensitivity(self) -> float:
+        """Σ_l Σ_j (1/√j + half a unit): the ℓ1 norm of one row's largest possible contribution."""
+        per_direction = math.fsum(self._per_entry_bound(j) for j in range(1, self.degree + 1))
+        return self.n_directions * per_direction * (1.0 + 1e-12)
 
-def measurement_rounds(queries) -> tuple[list, list]:
-    """The plan in measuring order: (queries measured and released first, ``adaptive`` queries that
-    the engine completes from those releases before they are measured)."""
-    adaptive = [q for q in queries if getattr(q, "adaptive", False)]
-    return [q for q in queries if not getattr(q, "adaptive", False)], adaptive
+    def describe(self) -> str:
+        return f"sliced Chebyshev moment sums ({self.n_directions} directions x degrees 1..{self.degree}, fixed point)"

@@ -58,27 +58,51 @@ def one_way_tvd(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, bin
     return out
 
 
-def exact_splice_measurements(engine, schema: Schema, frame: pd.DataFrame) -> list:
-    """Exact (σ ≈ 0) answers to an engine's plan, in the pipeline's order: non-adaptive queries
-    first, then the adaptive ones completed by the engine from those answers."""
-    from spark_synth.measure import chebyshev_fixed_point_sums
-    from spark_synth.privacy import NoisyMeasurement
-    from spark_synth.queries import MarginalQuery, measurement_rounds
-    from spark_synth.schema import OutOfDomainPolicy, encode_frame
-    from spark_synth.schema.embedding import Embedding
+class ExactOracle:
+    """Test double of the measurement oracle WITHOUT noise (σ ≈ 0): for recovery tests of engines
+    (with exact statistics the fitted model must reproduce them). Never used outside tests."""
 
-    codes, _ = encode_frame(frame, schema, OutOfDomainPolicy.CLIP)
-    first, adaptive = measurement_rounds(engine.plan(schema))
-    out: list = []
-    for q in first + adaptive:
-        if q in adaptive:
-            q = engine.adapt(schema, q, out)
-        if isinstance(q, MarginalQuery):
-            j = schema.names.index(q.columns[0])
-            counts = np.bincount(codes[:, j], minlength=schema.columns[j].size).astype(float)
-            out.append(NoisyMeasurement(q.name, q.columns, counts, sigma=1e-6, l2_sensitivity=1.0))
-        else:
-            x, _ = Embedding(schema, q.value_knots).embed(frame, OutOfDomainPolicy.CLIP)
-            sums = chebyshev_fixed_point_sums(x, q) / 2.0**q.fraction_bits
-            out.append(NoisyMeasurement(q.name, (), sums, sigma=1e-6, l2_sensitivity=q.l2_sensitivity))
-    return out
+    def __new__(cls, frame: pd.DataFrame, schema: Schema, rho: float = 1.0):
+        from spark_synth.engines.base import MeasurementOracle
+        from spark_synth.measure import answer_frame
+        from spark_synth.privacy import NoisyMeasurement
+
+        class Exact(MeasurementOracle):
+            rho_total = rho_remaining = float(rho)
+            calls: list = []
+
+            def measure(self, query, rho):
+                return self.measure_many([(query, rho)])[0]
+
+            def measure_many(self, requests):
+                requests = list(requests)
+                answers = answer_frame(frame, schema, [q for q, _ in requests])
+                self.calls.extend(("measure", q.name, r) for q, r in requests)
+                return [NoisyMeasurement(query=q, values=a / q.unit, sigma=1e-6, rho=r) for (q, r), a in zip(requests, answers)]
+
+            def prepare(self, queries):
+                pass
+
+            def select(self, candidates, score_kind, model_answers, rho, *, weights=None, offsets=None):
+                answers = answer_frame(frame, schema, list(candidates))
+                errors = [np.abs(a / q.unit - m).sum() for q, a, m in zip(candidates, answers, model_answers)]
+                self.calls.append(("select", score_kind, rho))
+                return candidates[int(np.argmax(errors))]
+
+            def child(self, rho, label):
+                return ExactOracle(frame, schema, rho)
+
+        return Exact()
+
+
+def exact_splice_measurements(engine, schema: Schema, frame: pd.DataFrame) -> list:
+    """Exact (σ ≈ 0) answers to what the SPLICE engine measures, in its order (1-way histograms,
+    then the moment query encoded from them)."""
+    return engine.measure(schema, ExactOracle(frame, schema))
+
+
+def exact_fit(engine, schema: Schema, frame: pd.DataFrame):
+    """``engine.fit`` through the noise-free :class:`ExactOracle`, tasks run in-process."""
+    from spark_synth.engines import LocalTaskRunner
+
+    return engine.fit(schema, ExactOracle(frame, schema), LocalTaskRunner())

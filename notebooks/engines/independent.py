@@ -55,9 +55,9 @@ synth = Synthesizer(
 import pandas as pd
 
 report = synth.privacy_report_
-print(f"ε spent {report['epsilon_spent']:.4f} at δ={report['delta']:g}; ρ={report['rho_spent']:.4g} "
-      f"over {len(report['releases'])} measurements")
-display(pd.DataFrame(report["releases"])[["query", "mechanism", "l2_sensitivity", "sigma", "rho"]])  # noqa: F821
+print(f"ε spent {report.epsilon_spent:.4f} at δ={report.delta:g}; ρ={report.rho_spent:.4g} "
+      f"over {len(report.measurements)} measurements")
+display(pd.DataFrame([m.to_dict() for m in report.measurements])[["query", "mechanism", "l2_sensitivity", "sigma", "rho"]])  # noqa: F821
 
 # COMMAND ----------
 

@@ -1,20 +1,105 @@
-"""What every engine is: a plan of queries, a fit from noisy measurements, a fitted model.
+"""What every engine is, and the three things it gets from the pipeline (it never sees rows or Spark).
 
-Engines never see rows or Spark: they name the statistics they need (:class:`MarginalQuery`),
-receive them as :class:`~spark_synth.privacy.NoisyMeasurement`, and return a
-:class:`FittedModel` whose state is post-processed DP output only.
+* :class:`MeasurementOracle` — the only way to learn about the data: noisy measurements of public
+  queries and private selections among candidate queries, each charged to a fixed total budget.
+  Exact answers stay inside the oracle. A plan measured once (``independent``, SPLICE) and a
+  many-round loop (PMW/AIM-style select → measure → refit) are both just calls to it.
+* :class:`TaskRunner` — runs pure functions of public/noisy inputs in parallel (on the executors
+  under Spark, in-process in tests), with per-task seeds.
+* the :class:`~spark_synth.schema.Schema` — the public domain.
+
+An engine returns a :class:`FittedModel` whose state is post-processed DP output only. Engines
+are registered in :mod:`spark_synth.engines` (see ``docs/engines.md``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
 from ..privacy import NoisyMeasurement
-from ..queries import MarginalQuery, MomentQuery
+from ..queries import MarginalQuery, MomentQuery, Query
 from ..schema import Schema
+from .options import engine_config
+
+#: Score kinds the oracle computes itself for :meth:`MeasurementOracle.select` (engines pass the
+#: model's answers; the oracle derives the score's sensitivity from the candidates' own).
+#: ``weighted_l1``: w_i · ‖exact_i − model_i‖₁ − offset_i (AIM's choice; Δ = max_i w_i · L1-sensitivity_i).
+#: ``weighted_l2``: w_i · ‖exact_i − model_i‖₂ − offset_i (Δ = max_i w_i · L2-sensitivity_i).
+SCORE_KINDS = ("weighted_l1", "weighted_l2")
+
+
+class MeasurementOracle(ABC):
+    """Noisy access to the private table under a fixed total zCDP budget (a privacy filter).
+
+    Every call states its ρ; a call that would exceed what is left raises
+    :class:`~spark_synth.errors.BudgetExhausted` before anything is measured, and the report lists
+    every call in order. Exact answers never leave the oracle.
+    """
+
+    __slots__ = ()
+
+    @property
+    @abstractmethod
+    def rho_total(self) -> float:
+        """This oracle's whole budget (ρ-zCDP)."""
+
+    @property
+    @abstractmethod
+    def rho_remaining(self) -> float:
+        """What is left of it."""
+
+    @abstractmethod
+    def measure(self, query: Query, rho: float) -> NoisyMeasurement:
+        """The query's answer plus discrete Gaussian noise of cost ρ."""
+
+    @abstractmethod
+    def measure_many(self, requests: Sequence[tuple[Query, float]]) -> list[NoisyMeasurement]:
+        """Several (query, ρ) measurements; every exact answer not known yet comes from ONE scan."""
+
+    @abstractmethod
+    def prepare(self, queries: Sequence[Query]) -> None:
+        """Compute (in one scan) and keep the exact answers of a candidate workload; spends nothing."""
+
+    @abstractmethod
+    def select(self, candidates: Sequence[Query], score_kind: str, model_answers: Sequence[np.ndarray], rho: float, *,
+               weights: Sequence[float] | None = None, offsets: Sequence[float] | None = None) -> Query:
+        """One candidate, drawn by the exponential mechanism (cost ρ) on a built-in score (see
+        :data:`SCORE_KINDS`) of each candidate's exact answer against ``model_answers[i]`` (in the
+        answer's real units). ``weights`` (≥ 0) and ``offsets`` must be public."""
+
+    @abstractmethod
+    def child(self, rho: float, label: str) -> "MeasurementOracle":
+        """An oracle holding ``rho`` of this one's budget (reserved now); its calls are reported
+        under this one, labelled ``label``."""
+
+
+def task_seeds(seed: int, n_tasks: int) -> list[int]:
+    """Independent per-task seeds derived from one seed (the same under every runner)."""
+    return [int(s.generate_state(1, np.uint64)[0] >> np.uint64(1)) for s in np.random.SeedSequence(int(seed)).spawn(n_tasks)]
+
+
+class TaskRunner(ABC):
+    """Runs ``fn(task, seed)`` for every task, in parallel where it can; results in task order.
+
+    ``fn`` must be a pure function of public or noisy inputs (it is shipped to executors); each
+    call gets its own seed from :func:`task_seeds`.
+    """
+
+    @abstractmethod
+    def map(self, fn: Callable[[Any, int], Any], tasks: Sequence[Any], seed: int = 0) -> list:
+        """``[fn(task, seed_i) for i, task in enumerate(tasks)]``, computed by this runner."""
+
+
+class LocalTaskRunner(TaskRunner):
+    """In-process runner (tests, single-node use): the same seeds as the Spark runner."""
+
+    def map(self, fn: Callable[[Any, int], Any], tasks: Sequence[Any], seed: int = 0) -> list:
+        tasks = list(tasks)
+        return [fn(task, s) for task, s in zip(tasks, task_seeds(seed, len(tasks)))]
 
 
 class FittedModel(ABC):
@@ -36,26 +121,34 @@ class FittedModel(ABC):
         """Rebuild a model from :meth:`to_state` output."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class NoOptions:
+    """The configuration of an engine that takes no options."""
+
+
 class Engine(ABC):
-    """A synthesis method: SELECT (plan queries) → MEASURE (done by the pipeline) → FIT."""
+    """A synthesis method: SELECT and MEASURE through the oracle → FIT from noisy answers.
+
+    ``config_class`` is a frozen keyword-only dataclass of the engine's options; the constructor
+    checks names and types (:func:`~spark_synth.engines.options.engine_config`), the dataclass
+    its ranges.
+    """
 
     name: ClassVar[str]
     model_class: ClassVar[type[FittedModel]]
+    config_class: ClassVar[type] = NoOptions
+
+    def __init__(self, **options):
+        self.options = engine_config(self.name, self.config_class, options)
 
     @abstractmethod
-    def plan(self, schema: Schema) -> list[MarginalQuery | MomentQuery]:
-        """The statistics this engine needs, with their budget weights (deterministic)."""
-
-    def adapt(self, schema: Schema, query: MomentQuery, released: Sequence[NoisyMeasurement]) -> MomentQuery:
-        """Complete a query the plan marked ``adaptive`` from the releases made before it (noisy
-        measurements only: post-processing). Same name and weight; engines that plan adaptive
-        queries override this."""
-        raise NotImplementedError(f"engine {self.name!r} planned an adaptive query but does not adapt it")
-
-    @abstractmethod
-    def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> FittedModel:
-        """Fit a model from noisy measurements only."""
+    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> FittedModel:
+        """Measure what the method needs through ``oracle`` and fit a model from the noisy answers."""
 
     def config(self) -> dict:
-        """The engine's configuration (for tracking); engines with options override this."""
-        return {}
+        """The engine's full configuration (for tracking)."""
+        return asdict(self.options)
+
+
+__all__ = ["Engine", "FittedModel", "MeasurementOracle", "TaskRunner", "LocalTaskRunner", "NoOptions", "task_seeds",
+           "SCORE_KINDS", "NoisyMeasurement", "Query", "MarginalQuery", "MomentQuery"]

@@ -11,9 +11,10 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InternalError
-from ..privacy import NoisyMeasurement
+from ..privacy import NoisyMeasurement, split_rho
+from ..queries import MarginalQuery
 from ..schema import Schema
-from .base import Engine, FittedModel, MarginalQuery
+from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
 from .postprocess import estimate_total, probabilities_from_counts
 
 
@@ -51,10 +52,13 @@ class IndependentEngine(Engine):
     name = "independent"
     model_class = IndependentModel
 
-    def plan(self, schema: Schema) -> list[MarginalQuery]:
-        return [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,)) for c in schema]
+    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> IndependentModel:
+        queries = one_way_queries(schema)
+        rhos = split_rho(oracle.rho_remaining, [1.0] * len(queries))
+        return self.fit_measurements(schema, oracle.measure_many(list(zip(queries, rhos))))
 
-    def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> IndependentModel:
+    def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> IndependentModel:
+        """The model from noisy 1-way histograms (post-processing)."""
         by_column = {m.columns: m for m in measurements}
         missing = [c.name for c in schema if (c.name,) not in by_column]
         if missing:
@@ -62,3 +66,8 @@ class IndependentEngine(Engine):
         total = estimate_total(measurements)
         probabilities = [probabilities_from_counts(by_column[(c.name,)].values, total) for c in schema]
         return IndependentModel(probabilities, estimated_rows=total)
+
+
+def one_way_queries(schema: Schema) -> list[MarginalQuery]:
+    """Every column's 1-way histogram, named ``1-way[column]``."""
+    return [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,)) for c in schema]

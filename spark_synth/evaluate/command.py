@@ -69,7 +69,7 @@ def default_out_dir(output: str) -> Path:
     return path.with_name(f"{stem}_evaluation")
 
 
-def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, privacy_report: dict, request: dict,
+def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, privacy_report, request: dict,
                        log_to_mlflow: bool, progress: bool = True) -> dict:
     """The ``run --evaluate`` step: the run's own output vs the real train / hold-out parts."""
     from ..io import read_input

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..errors import OutputError, ParameterError
 from ..measure import check_structure
+from ..privacy.report import PrivacyReport
 from ..schema import Schema, load_schema
 from . import association, distance, fidelity, privacy, profile, utility
 from .encoding import PublicEncoder
@@ -114,7 +115,7 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
              holdout_fraction: float = 0.2, seed: int = 0, numeric_bins: int | None = fidelity.DEFAULT_NUMERIC_BINS,
              max_triples: int = fidelity.DEFAULT_MAX_TRIPLES, projections: int = profile.DEFAULT_PROJECTIONS,
              mmd_rows: int = 2_000, utility_rows: int = 30_000, privacy_rows: int = 5_000,
-             privacy_report: dict | None = None, progress: bool = True) -> Evaluation:
+             privacy_report: PrivacyReport | None = None, progress: bool = True) -> Evaluation:
     """Compare a synthetic Spark DataFrame with the real one. **Not private** (reads real rows).
 
     ``real`` is the real table. When ``holdout`` is None it is split deterministically with
@@ -124,7 +125,7 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
     train part; utility scores on the hold-out part; privacy proxies compare both.
 
     ``target`` (default: the schema's) enables TSTR/TRTR; without one, utility is skipped.
-    ``privacy_report`` (the accountant's report of the fit) is shown in the report when given.
+    ``privacy_report`` (the fit's :class:`~spark_synth.privacy.PrivacyReport`) is shown in the report when given.
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema)
     seed = check_seed(seed)
@@ -221,15 +222,14 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
     return Evaluation(metrics=metrics, schema=schema, details=details)
 
 
-def _budget_summary(report: dict | None) -> dict | None:
-    if not report:
+def _budget_summary(report: PrivacyReport | None) -> dict | None:
+    if report is None:
         return None
-    return {"epsilon_requested": report.get("epsilon_requested"), "epsilon_spent": report.get("epsilon_spent"),
-            "delta": report.get("delta"), "rho_spent": report.get("rho_spent"),
-            "n_releases": len(report.get("releases", []))}
+    return {"epsilon_requested": report.epsilon_requested, "epsilon_spent": report.epsilon_spent,
+            "delta": report.delta, "rho_spent": report.rho_spent, "n_releases": len(report.entries)}
 
 
-def load_privacy_report(path: str | Path) -> dict:
+def load_privacy_report(path: str | Path) -> PrivacyReport:
     """A privacy report from ``privacy_report.json`` (MLflow artifact) or a saved synthesizer directory."""
     path = Path(path)
     if path.is_dir():
@@ -243,4 +243,4 @@ def load_privacy_report(path: str | Path) -> dict:
     report = raw.get("privacy", raw) if isinstance(raw, dict) else None
     if not isinstance(report, dict) or "epsilon_spent" not in report:
         raise ParameterError("privacy-report", "a spark-synth privacy report (with 'epsilon_spent')", str(path))
-    return report
+    return PrivacyReport.from_dict(report, f"the privacy report in '{path}'")

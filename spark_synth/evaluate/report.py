@@ -109,18 +109,19 @@ def _utility_plot(evaluation) -> str:
 
 def _privacy_budget(evaluation) -> str:
     report = evaluation.details.get("privacy_report")
-    if not report:
+    if report is None:
         return ("<p>No privacy report was given (pass <code>--privacy-report</code> with a saved synthesizer or its "
                 "<code>privacy_report.json</code>; <code>run --evaluate</code> includes it).</p>")
     plt = _plt()
-    releases = report.get("releases", [])
-    head = (f"<p>ε spent <b>{report.get('epsilon_spent', float('nan')):.4g}</b> of {report.get('epsilon_requested', float('nan')):.4g} "
-            f"at δ = {report.get('delta', float('nan')):.3g} (ρ spent {report.get('rho_spent', float('nan')):.4g} zCDP, "
-            f"{html.escape(str(report.get('neighbouring_relation', '')))}); {len(releases)} releases.</p>")
+    releases = report.entries
+    head = (f"<p>ε spent <b>{report.epsilon_spent:.4g}</b> of {report.epsilon_requested:.4g} "
+            f"at δ = {report.delta:.3g} (ρ spent {report.rho_spent:.4g} zCDP, "
+            f"{html.escape(report.neighbouring_relation)}); {len(report.measurements)} measurements, "
+            f"{len(report.selections)} selections.</p>")
     if not releases:
         return head
-    names = [r["name"] for r in releases]
-    rho = [r["rho"] for r in releases]
+    names = [f"{r.scope}/{r.name}" if r.scope else r.name for r in releases]
+    rho = [r.rho for r in releases]
     fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(names)), 3.4))
     ax.bar(range(len(names)), rho, color="#55a868")
     ax.set_xticks(range(len(names)))
@@ -128,11 +129,11 @@ def _privacy_budget(evaluation) -> str:
     ax.set_ylabel("ρ (zCDP)")
     ax.set_title("where the privacy budget went (ρ per release)", fontsize=10)
     fig.tight_layout()
-    rows = "".join(f"<tr><td>{html.escape(str(r['name']))}</td><td>{html.escape(str(r.get('query', '')))}</td>"
-                   f"<td>{html.escape(str(r.get('mechanism', '')))}</td><td>{r.get('sigma', float('nan')):.4g}</td>"
-                   f"<td>{r['rho']:.4g}</td></tr>" for r in releases)
+    rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{html.escape(r.query)}</td>"
+                   f"<td>{html.escape(r.mechanism)}</td><td>{(r.sigma if r.sigma is not None else r.scale):.4g}</td>"
+                   f"<td>{r.rho:.4g}</td></tr>" for name, r in zip(names, releases))
     table = ("<details><summary>releases</summary><table><tr><th>release</th><th>query</th><th>mechanism</th>"
-             f"<th>σ</th><th>ρ</th></tr>{rows}</table></details>")
+             f"<th>σ / scale</th><th>ρ</th></tr>{rows}</table></details>")
     return head + _figure_to_img(fig, "privacy budget by release") + table
 
 

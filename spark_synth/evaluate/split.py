@@ -5,7 +5,7 @@ partitioning or row order, so the same table gives the same split on any cluster
 layout, on every run. Identical rows always land on the same side, so an exact copy of a training
 row can never appear in the hold-out part (which would make hold-out distances look like leaks).
 
-The synthesizer must only ever see the train part; :func:`spark_synth.pipeline.run` with
+The synthesizer must only ever see the train part; :func:`spark_synth.commands.run` with
 ``evaluate=...`` fits on ``train_holdout_split(real)[0]`` and evaluates against the hold-out part.
 """
 

@@ -1,19 +1,24 @@
-"""Privacy layer: budgets, the accountant, mechanisms and the noise source. Never imports pyspark."""
+"""Privacy layer: budgets, the privacy filter, mechanisms, the report and the noise source.
+Never imports pyspark."""
 
-from .accountant import Accountant, ReleaseRecord
 from .budget import NEIGHBOURING_RELATION, PrivacyBudget
 from .conversions import epsilon_from_rho, rho_from_epsilon
-from .mechanisms import NoisyMeasurement, release_counts, release_fixed_point_sums, release_integer_vector
+from .filter import PrivacyFilter, split_rho
+from .mechanisms import NoisyMeasurement, release_query, select_index
+from .report import MEASUREMENT, SELECTION, PrivacyReport, ReportEntry
 
 __all__ = [
-    "Accountant",
-    "ReleaseRecord",
     "PrivacyBudget",
     "NEIGHBOURING_RELATION",
     "epsilon_from_rho",
     "rho_from_epsilon",
+    "PrivacyFilter",
+    "split_rho",
     "NoisyMeasurement",
-    "release_counts",
-    "release_fixed_point_sums",
-    "release_integer_vector",
+    "release_query",
+    "select_index",
+    "PrivacyReport",
+    "ReportEntry",
+    "MEASUREMENT",
+    "SELECTION",
 ]

@@ -1,4 +1,11 @@
-"""Mechanisms that turn exact statistics into noisy, accounted releases."""
+"""Mechanisms that turn exact statistics into noisy, accounted releases — and private selections.
+
+* :func:`release_query`: the exact discrete Gaussian on a query's integer answer, calibrated to
+  the query's own (integer) ℓ2 sensitivity and the caller's ρ.
+* :func:`select_index`: the exponential mechanism (Gumbel noisy max, OpenDP) on a score vector of
+  known ℓ∞ sensitivity Δ; it is ε-bounded-range with ε = 2Δ/scale, hence ε²/8-zCDP (Cesar &
+  Rogers 2021), which is the cost OpenDP's own zCDP map certifies.
+"""
 
 from __future__ import annotations
 
@@ -6,66 +13,61 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accountant import Accountant, ReleaseRecord
-from .noise import add_gaussian_noise, calibrated_measurement
+from ..queries import Query
+from .filter import PrivacyFilter, check_rho
+from .noise import add_gaussian_noise, calibrated_measurement, calibrated_noisy_max, noisy_max
+from .report import MEASUREMENT, SELECTION, ReportEntry
 
 
 @dataclass(frozen=True)
 class NoisyMeasurement:
-    """A released statistic: noisy values plus what was measured and its noise scale.
+    """A released statistic: noisy values (real units), the query they answer, σ and ρ.
 
-    This (and only this) is what engines receive.
+    This (and only this) is what engines receive about the data.
     """
 
-    name: str
-    columns: tuple[str, ...]
+    query: Query
     values: np.ndarray
     sigma: float
-    l2_sensitivity: float
+    rho: float
+
+    @property
+    def name(self) -> str:
+        return self.query.name
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(getattr(self.query, "columns", ()))
+
+    @property
+    def l2_sensitivity(self) -> float:
+        return self.query.l2_sensitivity
 
 
-def release_integer_vector(
-    accountant: Accountant, name: str, query: str, columns: tuple[str, ...], values: np.ndarray, l2_sensitivity: int,
-    unit: float = 1.0,
-) -> NoisyMeasurement:
-    """Release an integer vector with the exact discrete Gaussian, calibrated to the ρ allocated to
-    ``name`` and the caller's ℓ2 sensitivity (an integer, in the vector's own units).
+def release_query(privacy_filter: PrivacyFilter, query: Query, exact: np.ndarray, rho: float) -> NoisyMeasurement:
+    """Release ``exact`` (the query's integer answer) with the exact discrete Gaussian at cost ≤ ρ.
 
-    ``unit`` is how many integer units make one real unit (fixed point): the report, the returned
-    values and σ are in real units."""
-    rho = accountant.rho_for(name)
-    measurement, sigma, certified_rho = calibrated_measurement(rho, l2_sensitivity, integer=True)
-    accountant.charge(
-        ReleaseRecord(
-            name=name,
-            query=query,
-            mechanism="discrete Gaussian (OpenDP)",
-            l2_sensitivity=l2_sensitivity / unit,
-            sigma=sigma / unit,
-            rho=certified_rho,
-        )
-    )
-    noisy = add_gaussian_noise(np.asarray(values, dtype=np.int64), measurement, integer=True) / unit
-    return NoisyMeasurement(name=name, columns=tuple(columns), values=noisy, sigma=sigma / unit, l2_sensitivity=l2_sensitivity / unit)
+    The noise is calibrated to ``query.integer_l2_sensitivity`` (the sensitivity in integer units,
+    rounded up); values and σ are returned in real units."""
+    privacy_filter.check(rho, f"measurement {query.name!r}")
+    measurement, sigma, certified_rho = calibrated_measurement(check_rho(rho, query.name), query.integer_l2_sensitivity, integer=True)
+    unit = query.unit
+    privacy_filter.charge(ReportEntry(kind=MEASUREMENT, name=query.name, query=query.describe(), mechanism="discrete Gaussian (OpenDP)",
+                                      rho=certified_rho, l2_sensitivity=query.integer_l2_sensitivity / unit, sigma=sigma / unit))
+    noisy = add_gaussian_noise(np.asarray(exact, dtype=np.int64), measurement, integer=True) / unit
+    return NoisyMeasurement(query=query, values=noisy, sigma=sigma / unit, rho=certified_rho)
 
 
-def release_counts(accountant: Accountant, name: str, columns: tuple[str, ...], counts: np.ndarray) -> NoisyMeasurement:
-    """Release a histogram of counts with the discrete Gaussian mechanism.
+def select_index(privacy_filter: PrivacyFilter, scores: np.ndarray, sensitivity: float, rho: float, *, name: str,
+                 description: str) -> int:
+    """The index of a high score, drawn by the exponential mechanism at cost ≤ ρ (charged first).
 
-    Sensitivity: under add/remove-one-row neighbours one row falls in exactly one cell of the
-    histogram, so the ℓ2 (and ℓ1) change of the count vector is exactly 1.
-    """
-    return release_integer_vector(accountant, name, f"counts over ({', '.join(columns)})", columns, counts, 1)
-
-
-def release_fixed_point_sums(
-    accountant: Accountant, name: str, query: str, sums: np.ndarray, fraction_bits: int, l2_sensitivity: float
-) -> NoisyMeasurement:
-    """Release sums held in fixed point (integers in units of 2^-fraction_bits).
-
-    ``l2_sensitivity`` is in real units; it is converted to integer units and rounded UP, so the
-    calibration never under-states it. Returned values (and σ) are back in real units.
-    """
-    unit = 2.0**fraction_bits
-    integer_sensitivity = int(np.ceil(l2_sensitivity * unit))
-    return release_integer_vector(accountant, name, query, (), sums, integer_sensitivity, unit=unit)
+    ``sensitivity`` bounds how much any one score can change when one row is added or removed
+    (ℓ∞); the selection is P(i) ∝ exp(scores[i] / scale) with scale = Δ / √(2ρ)."""
+    privacy_filter.check(rho, f"selection {name!r}")
+    scores = np.asarray(scores, dtype=np.float64).ravel()
+    measurement, scale, certified_rho = calibrated_noisy_max(check_rho(rho, name), float(sensitivity))
+    privacy_filter.charge(ReportEntry(kind=SELECTION, name=name, query=description, rho=certified_rho,
+                                      mechanism="exponential mechanism (Gumbel noisy max, OpenDP)",
+                                      score_sensitivity=float(sensitivity), scale=scale, candidates=int(scores.size)))
+    return noisy_max(measurement, scores)

@@ -51,3 +51,37 @@ def add_gaussian_noise(values: np.ndarray, measurement: dp.Measurement, integer:
     flat = np.asarray(values).ravel()
     data = [int(v) for v in flat] if integer else [float(v) for v in flat]
     return np.asarray(measurement(data), dtype=np.float64).reshape(np.shape(values))
+
+
+def noisy_max_measurement(scale: float) -> dp.Measurement:
+    """OpenDP's exponential mechanism (Gumbel noise) on float score vectors, zCDP output measure.
+
+    Scores are not monotone in the data (a row can raise one and lower another), so the ℓ∞ input
+    metric is the non-monotonic one."""
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float, monotonic=False)
+    return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=float(scale))
+
+
+def calibrated_noisy_max(rho: float, sensitivity: float) -> tuple[dp.Measurement, float, float]:
+    """The smallest-scale exponential mechanism whose certified zCDP cost at ``sensitivity`` is ≤ ρ.
+
+    Starts from scale = Δ / √(2ρ) (ε = 2Δ/scale, ρ = ε²/8) and nudges it up only if OpenDP's
+    map rounds the cost above ρ. Returns ``(measurement, scale, certified_rho)``."""
+    if not (rho > 0 and math.isfinite(rho)) or not (sensitivity > 0 and math.isfinite(sensitivity)):
+        raise InternalError(f"selection needs positive finite rho and sensitivity; got {rho!r}, {sensitivity!r}")
+    scale = sensitivity / math.sqrt(2.0 * rho)
+    for _ in range(64):
+        measurement = noisy_max_measurement(scale)
+        certified = float(measurement.map(float(sensitivity)))
+        if certified <= rho:
+            return measurement, scale, certified
+        scale = math.nextafter(scale, math.inf) * (1.0 + 1e-15)
+    raise InternalError("could not calibrate the exponential mechanism within the allocated rho")
+
+
+def noisy_max(measurement: dp.Measurement, scores: np.ndarray) -> int:
+    """Run an exponential-mechanism ``measurement`` on finite ``scores``; returns the chosen index."""
+    values = [float(s) for s in np.asarray(scores, dtype=np.float64).ravel()]
+    if not values or not all(math.isfinite(v) for v in values):
+        raise InternalError("selection scores must be a non-empty vector of finite numbers")
+    return int(measurement(values))

@@ -103,9 +103,13 @@ class Embedding:
         edges = column.bin_edges
         return self.to_unit(np.clip((edges[:-1] + edges[1:]) / 2, column.min, column.max), column)
 
-    def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy) -> tuple[np.ndarray, np.ndarray]:
-        """(n, width) embedding of raw rows, and the per-column ``rejected`` flags of the encoder."""
-        codes, rejected = encode_frame(frame, self.schema, policy)
+    def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy, codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(n, width) embedding of raw rows, and the per-column ``rejected`` flags of the encoder
+        (none when the caller passes the frame's ``codes``, having collected them already)."""
+        if codes is None:
+            codes, rejected = encode_frame(frame, self.schema, policy)
+        else:
+            rejected = np.zeros(len(self.schema), dtype=bool)
         out = np.zeros((len(frame), self.width))
         for j, column in enumerate(self.schema):
             block = out[:, self.block(j)]

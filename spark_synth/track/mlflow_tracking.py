@@ -12,6 +12,8 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..privacy import PrivacyReport
+
 EXPERIMENT = "spark-synth"
 
 
@@ -107,26 +109,26 @@ def mlflow_run(run_name: str = "spark-synth", experiment: str = EXPERIMENT):
         yield run
 
 
-def log_fit(params: dict, privacy_report: dict, timings: dict) -> None:
+def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
     """Log a fit's parameters, privacy spend, computation report and stage timings."""
     import mlflow
 
     mlflow.log_params({k: ("" if v is None else v) for k, v in params.items()})
     mlflow.log_metrics(
         {
-            "epsilon_requested": privacy_report["epsilon_requested"],
-            "epsilon_spent": privacy_report["epsilon_spent"],
-            "delta": privacy_report["delta"],
-            "rho_requested": privacy_report["rho_requested"],
-            "rho_spent": privacy_report["rho_spent"],
-            "n_releases": len(privacy_report["releases"]),
+            "epsilon_requested": privacy_report.epsilon_requested,
+            "epsilon_spent": privacy_report.epsilon_spent,
+            "delta": privacy_report.delta,
+            "rho_requested": privacy_report.rho_requested,
+            "rho_spent": privacy_report.rho_spent,
+            "n_releases": len(privacy_report.measurements),
+            "n_selections": len(privacy_report.selections),
         }
     )
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
-    mlflow.set_tags(
-        {"spark_synth.neighbouring_relation": privacy_report["neighbouring_relation"], "spark_synth.dp": "true"}
-    )
-    mlflow.log_dict(privacy_report, "privacy_report.json")
+    mlflow.set_tags({"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation, "spark_synth.dp": "true",
+                     "spark_synth.fit_id": privacy_report.fit_id})
+    mlflow.log_dict(privacy_report.to_dict(), "privacy_report.json")
 
 
 def log_output(location: str, rows: int, seed: int, timings: dict) -> None:

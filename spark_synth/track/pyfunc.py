@@ -137,17 +137,19 @@ def model_signature(schema):
     return ModelSignature(inputs=inputs, outputs=outputs)
 
 
-def privacy_metadata(report: dict) -> dict:
+def privacy_metadata(report: PrivacyReport) -> dict:
     """The model's privacy statement, from a fit's computation report."""
     return {
-        "epsilon": report["epsilon_spent"],
-        "delta": report["delta"],
-        "rho": report["rho_spent"],
-        "epsilon_requested": report["epsilon_requested"],
-        "rho_requested": report["rho_requested"],
-        "neighbouring_relation": report["neighbouring_relation"],
-        "accounting": "rho-zCDP composed by adding rho; (epsilon, delta) by " + report.get("conversion", "the tight conversion"),
-        "n_measurements": len(report["releases"]),
+        "fit_id": report.fit_id,
+        "epsilon": report.epsilon_spent,
+        "delta": report.delta,
+        "rho": report.rho_spent,
+        "epsilon_requested": report.epsilon_requested,
+        "rho_requested": report.rho_requested,
+        "neighbouring_relation": report.neighbouring_relation,
+        "accounting": "rho-zCDP composed by adding rho; (epsilon, delta) by " + report.conversion,
+        "n_measurements": len(report.measurements),
+        "n_selections": len(report.selections),
         "covers": GUARANTEE_COVERS,
         "not_covered": GUARANTEE_EXCLUDES,
         "holds_only_dp_state": True,
@@ -158,7 +160,7 @@ def privacy_metadata(report: dict) -> dict:
 
 def model_metadata(synth, source: str | None = None) -> dict:
     """MLmodel metadata: privacy, schema, engine configuration, provenance."""
-    from .. import __version__
+    from .._version import __version__
     from ..engines import get_engine
 
     return {
@@ -182,7 +184,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
     """
     import mlflow
 
-    from .. import __version__
+    from .._version import __version__
 
     synth._check_fitted()
     run = mlflow.active_run()
@@ -210,7 +212,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
     mlflow.set_tags(tags)
     artifacts = {f.path for f in mlflow.MlflowClient().list_artifacts(run.info.run_id)}
     if "privacy_report.json" not in artifacts:
-        mlflow.log_dict(synth.privacy_report_, "privacy_report.json")
+        mlflow.log_dict(synth.privacy_report_.to_dict(), "privacy_report.json")
     return info
 
 

@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
-from ..privacy import NEIGHBOURING_RELATION, epsilon_from_rho
+from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, SELECTION, PrivacyReport, epsilon_from_rho
 from .ledger import BudgetLedger
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
 
@@ -27,11 +27,13 @@ from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
 EVAL_METRIC_PREFIX = "eval_"
 REPORT_FILE = "privacy_report.json"
 _REPORT_NUMBERS = ("epsilon_requested", "delta", "rho_requested", "rho_spent", "epsilon_spent")
-_RELEASE_FIELDS = ("name", "query", "mechanism", "l2_sensitivity", "sigma", "rho")
+_ENTRY_FIELDS = ("name", "query", "mechanism", "rho")
+#: Each kind of entry and the noise scale it must state (> 0).
+_ENTRY_SCALE = {MEASUREMENT: "sigma", SELECTION: "scale"}
 
 
-def check_privacy_report(report: object, where: str = "the run") -> dict:
-    """Refuse a privacy report that is missing a field or does not add up; returns it."""
+def check_privacy_report(report: object, where: str = "the run") -> PrivacyReport:
+    """Refuse a privacy report (raw JSON) that is missing a field or does not add up; returns it typed."""
     if not isinstance(report, dict):
         raise UserInputError(f"{where} has no privacy report ({REPORT_FILE}); only runs of `spark-synth fit`/`run` "
                              "or spark_synth.track.log_synthesizer can be released")
@@ -47,11 +49,15 @@ def check_privacy_report(report: object, where: str = "the run") -> dict:
             problems.append("'releases' lists no measurements")
         else:
             for i, record in enumerate(releases):
-                absent = [f for f in _RELEASE_FIELDS if not isinstance(record, dict) or f not in record]
-                if absent:
-                    problems.append(f"measurement {i} lacks {absent}")
-                elif not (_number(record["rho"]) and record["rho"] >= 0 and _number(record["sigma"]) and record["sigma"] > 0):
-                    problems.append(f"measurement {i} has no valid sigma/rho")
+                kind = record.get("kind", MEASUREMENT) if isinstance(record, dict) else None
+                scale = _ENTRY_SCALE.get(kind)
+                absent = [f for f in (*_ENTRY_FIELDS, scale) if not isinstance(record, dict) or f not in record]
+                if scale is None:
+                    problems.append(f"entry {i} is of unknown kind {kind!r}")
+                elif absent:
+                    problems.append(f"entry {i} lacks {absent}")
+                elif not (_number(record["rho"]) and record["rho"] >= 0 and _number(record[scale]) and record[scale] > 0):
+                    problems.append(f"entry {i} has no valid {scale}/rho")
         if not problems:
             rho = report["rho_spent"]
             total = math.fsum(r["rho"] for r in releases)
@@ -65,7 +71,7 @@ def check_privacy_report(report: object, where: str = "the run") -> dict:
                 problems.append("epsilon_spent is not the conversion of rho_spent at delta")
     if problems:
         raise UserInputError(f"{where} has an incomplete privacy report ({'; '.join(problems)}); refusing to release it")
-    return report
+    return PrivacyReport.from_dict(report, where)
 
 
 def _number(value) -> bool:
@@ -127,7 +133,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         raise UserInputError(f"{where} has no spark-synth model; fit with MLflow on (`spark-synth fit`, without "
                              "--no-mlflow) or log one with spark_synth.track.log_synthesizer")
     stated = (mlflow.models.get_model_info(model_uri).metadata or {}).get("spark_synth", {}).get("privacy", {})
-    if stated.get("rho") != report["rho_spent"] or stated.get("delta") != report["delta"]:
+    if stated.get("rho") != report.rho_spent or stated.get("delta") != report.delta:
         raise UserInputError(f"{where}: the model's privacy metadata does not match the run's privacy report; refusing to release it")
     source = source or run.data.tags.get(TAG_SOURCE)
     if not source:
@@ -137,20 +143,20 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
 
     ledger = BudgetLedger(source, prefix=ledger_prefix)
     if budget_cap is not None:
-        ledger.set_cap(budget_cap, report["delta"] if cap_delta is None else cap_delta)
+        ledger.set_cap(budget_cap, report.delta if cap_delta is None else cap_delta)
     elif cap_delta is not None:
         raise ParameterError("cap delta (--cap-delta)", "given together with --budget-cap", cap_delta)
-    with ledger.reserve(fit_run_id=run_id, rho=report["rho_spent"], epsilon=report["epsilon_spent"],
-                        delta=report["delta"], model=name) as reservation:
+    with ledger.reserve(fit_run_id=run_id, rho=report.rho_spent, epsilon=report.epsilon_spent,
+                        delta=report.delta, model=name) as reservation:
         total, cap = reservation.cumulative, reservation.cap
         tags = {
             "spark_synth.source_table": ledger.source,
             "spark_synth.engine": run.data.tags.get("spark_synth.engine", ""),
             "spark_synth.fit_run_id": run_id,
-            "spark_synth.epsilon": repr(report["epsilon_spent"]),
-            "spark_synth.delta": repr(report["delta"]),
-            "spark_synth.rho": repr(report["rho_spent"]),
-            "spark_synth.neighbouring_relation": report["neighbouring_relation"],
+            "spark_synth.epsilon": repr(report.epsilon_spent),
+            "spark_synth.delta": repr(report.delta),
+            "spark_synth.rho": repr(report.rho_spent),
+            "spark_synth.neighbouring_relation": report.neighbouring_relation,
             "spark_synth.guarantee": "(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; schema is public",
             "spark_synth.sampling_spends_budget": "false",
             "spark_synth.cumulative_rho": repr(total["rho"]),
@@ -168,9 +174,9 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         "model_uri": f"models:/{name}/{version.version}",
         "run_id": run_id,
         "source_table": ledger.source,
-        "epsilon": report["epsilon_spent"],
-        "delta": report["delta"],
-        "rho": report["rho_spent"],
+        "epsilon": report.epsilon_spent,
+        "delta": report.delta,
+        "rho": report.rho_spent,
         "cumulative": {"rho": total["rho"], "epsilon": total["epsilon"], "delta": total["delta"],
                        "releases": total["releases"],
                        "cap_epsilon": cap[0] if cap else None, "cap_delta": cap[1] if cap else None},

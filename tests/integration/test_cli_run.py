@@ -108,9 +108,9 @@ def test_engines_receive_only_noisy_measurements(spark, adult_sample_paths, monk
     seen = []
 
     class Recording(IndependentEngine):
-        def fit(self, schema, measurements):
+        def fit_measurements(self, schema, measurements):
             seen.extend(measurements)
-            return super().fit(schema, measurements)
+            return super().fit_measurements(schema, measurements)
 
     monkeypatch.setitem(ENGINES, "independent", Recording)
     data, schema = adult_sample_paths
@@ -122,4 +122,4 @@ def test_engines_receive_only_noisy_measurements(spark, adult_sample_paths, monk
     sex = next(m for m in seen if m.columns == ("sex",))
     assert not np.allclose(sex.values[:2], [exact["Female"], exact["Male"]])  # noise was added
     assert abs(sex.values[0] - exact["Female"]) < 8 * sex.sigma
-    assert synth.privacy_report_["epsilon_spent"] <= 1.0
+    assert synth.privacy_report_.epsilon_spent <= 1.0

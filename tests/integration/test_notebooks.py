@@ -33,7 +33,7 @@ def test_quickstart_table_in_synthetic_delta_table_out(spark, source_table, tmp_
         "table": table, "schema": schema, "output_table": output, "epsilon": "0.7", "delta": "1e-8", "rows": "1500",
         "report_dir": str(report_dir),
     })
-    assert ns["synth"].privacy_report_["epsilon_spent"] == pytest.approx(0.7, rel=1e-9)
+    assert ns["synth"].privacy_report_.epsilon_spent == pytest.approx(0.7, rel=1e-9)
     written = spark.table(output)
     assert written.count() == 1500 and written.columns == list(ns["schema"].names)
     assert spark.sql(f"DESCRIBE DETAIL {output}").first()["format"] == "delta"
@@ -55,10 +55,10 @@ def test_engine_notebook(engine, spark, source_table, tmp_path):
     ns = run_notebook(NOTEBOOKS / "engines" / f"{engine}.py", spark, {
         "table": table, "schema": schema, "output_table": output, "rows": "800", "epsilon": "2",
     })
-    assert ns["synth"].engine == engine and ns["synth"].privacy_report_["epsilon_spent"] == pytest.approx(2.0, rel=1e-9)
+    assert ns["synth"].engine == engine and ns["synth"].privacy_report_.epsilon_spent == pytest.approx(2.0, rel=1e-9)
     assert spark.read.format("delta").load(output).count() == 800
     report_table = ns["_displayed"][0]
-    assert len(report_table) == len(ns["synth"].privacy_report_["releases"]) and (report_table["sigma"] > 0).all()
+    assert len(report_table) == len(ns["synth"].privacy_report_.entries) and (report_table["sigma"] > 0).all()
 
 
 def test_release_notebook_fit_register_sample(spark, spark_home, source_table, tmp_path, monkeypatch):

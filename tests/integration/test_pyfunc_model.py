@@ -35,8 +35,8 @@ def test_metadata_states_the_privacy_guarantee(logged):
     synth, info, _ = logged
     meta = mlflow.pyfunc.load_model(info.model_uri).metadata.metadata["spark_synth"]
     privacy, report = meta["privacy"], synth.privacy_report_
-    assert privacy["epsilon"] == report["epsilon_spent"] == pytest.approx(0.8, rel=1e-9)
-    assert (privacy["delta"], privacy["rho"]) == (1e-8, report["rho_spent"])
+    assert privacy["epsilon"] == report.epsilon_spent == pytest.approx(0.8, rel=1e-9)
+    assert (privacy["delta"], privacy["rho"]) == (1e-8, report.rho_spent)
     assert privacy["neighbouring_relation"] == "add/remove one row"
     assert privacy["sampling_spends_budget"] is False and "spends no privacy budget" in privacy["sampling_note"]
     assert "schema" in privacy["not_covered"] and "every row sampled" in privacy["covers"]
@@ -119,7 +119,7 @@ def test_registered_model_loads_in_a_fresh_process(logged, spark_home):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180, cwd="/")
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["n"] == 250 and result["eps"] == synth.privacy_report_["epsilon_spent"]
+    assert result["n"] == 250 and result["eps"] == synth.privacy_report_.epsilon_spent
     expected = {c.name: ("object" if (c.type.is_discrete and c.category_kind == "string") else
                          "Int64" if output_struct(synth.schema_)[c.name].dataType.typeName() == "long" else "float64")
                 for c in synth.schema_}

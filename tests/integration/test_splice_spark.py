@@ -51,43 +51,19 @@ def test_moment_pass_equals_numpy_on_shared_data(spark, shared_data, name):
     _check_spark_equals_numpy(spark, str(shared_data / f"{name}.csv"), str(shared_data / f"{name}.schema.json"), knots=True)
 
 
-def test_adaptive_query_must_be_completed_before_measuring(spark, adult_sample_paths):
-    data, schema_path = adult_sample_paths
-    query = next(q for q in SpliceEngine().plan(load_schema(schema_path)) if q.name == "sliced-chebyshev-moments")
-    assert query.adaptive
-    with pytest.raises(ValueError, match="adaptive"):
-        measure_moment_sums(read_input(spark, data), load_schema(schema_path), query, OutOfDomainPolicy.CLIP)
-
-
 def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
     data, schema = adult_sample_paths
     synth = Synthesizer("splice", epsilon=1.0, delta=1e-9, engine_options={"steps": 20}).fit(read_input(spark, data), schema)
     report = synth.privacy_report_
-    assert report["epsilon_spent"] <= 1.0 and report["epsilon_spent"] == pytest.approx(1.0, rel=1e-9)
-    (moments,) = [r for r in report["releases"] if r["name"] == "sliced-chebyshev-moments"]
+    assert report.epsilon_spent <= 1.0 and report.epsilon_spent == pytest.approx(1.0, rel=1e-9)
+    (moments,) = [r for r in report.entries if r.name == "sliced-chebyshev-moments"]
     cfg = synth._engine.options
     L, k = cfg.n_dense + cfg.n_sparse, cfg.degree
     harmonic = sum(1 / j for j in range(1, k + 1))
-    assert moments["l2_sensitivity"] == pytest.approx(np.sqrt(L * harmonic), rel=1e-9)
-    assert moments["sigma"] == pytest.approx(moments["l2_sensitivity"] / np.sqrt(2 * moments["rho"]), rel=1e-9)
-    assert len(report["releases"]) == 16  # 15 anchors + the moments
-    assert report["releases"][-1]["name"] == "sliced-chebyshev-moments"  # adaptive: measured after the anchors
+    assert moments.l2_sensitivity == pytest.approx(np.sqrt(L * harmonic), rel=1e-9)
+    assert moments.sigma == pytest.approx(moments.l2_sensitivity / np.sqrt(2 * moments.rho), rel=1e-9)
+    assert len(report.entries) == 16  # 15 anchors + the moments
+    assert report.entries[-1].name == "sliced-chebyshev-moments"  # adaptive: measured after the anchors
+    assert synth.measure_passes_ == 2  # the anchors' scan, then the moments encoded from them
     rows = synth.sample(2000, seed=1, spark=spark).toPandas()
     assert len(rows) == 2000 and list(rows.columns) == list(load_schema(schema).names)
-
-
-def test_pipeline_refuses_an_adaptive_query_whose_budget_share_changed(spark, adult_sample_paths):
-    """Budget shares are fixed before anything is measured; an engine may only complete the encoding."""
-    from dataclasses import replace
-
-    from spark_synth.errors import InternalError
-
-    class Greedy(SpliceEngine):
-        def adapt(self, schema, query, released):
-            return replace(super().adapt(schema, query, released), weight=1.0)
-
-    data, schema = adult_sample_paths
-    synth = Synthesizer("splice", epsilon=1.0, delta=1e-9, engine_options={"steps": 5})
-    synth._engine = Greedy(steps=5)
-    with pytest.raises(InternalError, match="adaptive query"):
-        synth.fit(read_input(spark, data), schema)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from spark_synth.privacy import Accountant, PrivacyBudget, release_counts
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter, release_query
+from spark_synth.queries import MarginalQuery
 
 pytestmark = pytest.mark.statistical
 N = 20_000
@@ -23,11 +24,9 @@ def _variance_p_value(samples: np.ndarray, sigma: float) -> float:
 @pytest.fixture(scope="module")
 def released():
     budget = PrivacyBudget(1.0, 1e-9)
-    acc = Accountant(budget)
-    acc.request("hist")
-    acc.allocate()
+    privacy_filter = PrivacyFilter(budget)
     truth = np.arange(N, dtype=np.int64) % 50
-    out = release_counts(acc, "hist", ("c",), truth)
+    out = release_query(privacy_filter, MarginalQuery(("c",)), truth, privacy_filter.rho_total)
     return out.values - truth, out.sigma, budget
 
 

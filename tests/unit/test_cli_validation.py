@@ -48,7 +48,11 @@ def test_engine_options_are_parsed_and_checked(capsys):
         "components": 8, "device": "cpu", "marginal_share": 0.5}
     args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "colours=3"]
     assert main(args) == 2
-    assert "options of engine 'splice'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'splice option (--engine-option)' must be one of ['anchor_weight'," in err and "got 'colours'" in err
     args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "components=0"]
     assert main(args) == 2
-    assert "'splice.components' must be a whole number >= 1" in capsys.readouterr().err
+    assert "'splice.components (--engine-option)' must be a whole number >= 1" in capsys.readouterr().err
+    args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "components=many"]
+    assert main(args) == 2
+    assert "'splice.components (--engine-option)' must be a whole number; got 'many'" in capsys.readouterr().err

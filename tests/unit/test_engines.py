@@ -1,11 +1,14 @@
 import numpy as np
 import pytest
 
-from spark_synth.engines import IndependentEngine, IndependentModel, get_engine
+import math
+
+from spark_synth.engines import IndependentEngine, IndependentModel, LocalTaskRunner, get_engine
 from spark_synth.engines.postprocess import estimate_total, project_to_simplex
 from spark_synth.errors import ParameterError
 from spark_synth.privacy import NoisyMeasurement
-from tests.helpers import tiny_schema
+from spark_synth.queries import MarginalQuery
+from tests.helpers import ExactOracle, tiny_frame, tiny_schema
 
 
 def test_projection_onto_simplex():
@@ -25,8 +28,8 @@ def test_projection_onto_simplex():
 
 
 def test_total_estimate_weights_by_variance():
-    a = NoisyMeasurement("a", ("a",), np.array([50.0, 50.0]), sigma=1.0, l2_sensitivity=1.0)
-    b = NoisyMeasurement("b", ("b",), np.array([30.0, 30.0]), sigma=100.0, l2_sensitivity=1.0)
+    a = NoisyMeasurement(MarginalQuery(("a",), name="a"), np.array([50.0, 50.0]), sigma=1.0, rho=1.0)
+    b = NoisyMeasurement(MarginalQuery(("b",), name="b"), np.array([30.0, 30.0]), sigma=100.0, rho=1.0)
     assert estimate_total([a, b]) == pytest.approx(100.0, abs=0.01)
 
 
@@ -39,8 +42,8 @@ def test_independent_recovers_exact_marginals_without_noise():
         c[0] += 1
     n = 1000.0
     counts = {k: v / v.sum() * n for k, v in counts.items()}
-    measurements = [NoisyMeasurement(f"m{k}", (k,), v, sigma=1e-9, l2_sensitivity=1.0) for k, v in counts.items()]
-    model = IndependentEngine().fit(schema, measurements)
+    measurements = [NoisyMeasurement(MarginalQuery((k,), name=f"m{k}"), v, sigma=1e-9, rho=1.0) for k, v in counts.items()]
+    model = IndependentEngine().fit_measurements(schema, measurements)
     for column, p in zip(schema, model.probabilities):
         assert np.allclose(p, counts[column.name] / n)
     codes = model.sample_codes(200_000, np.random.default_rng(1))
@@ -59,9 +62,13 @@ def test_model_state_round_trip_and_determinism():
     assert (a == b).all()
 
 
-def test_plan_is_one_query_per_column():
-    plan = IndependentEngine().plan(tiny_schema())
-    assert [q.columns for q in plan] == [("colour",), ("size",), ("age",), ("score",)]
+def test_measures_one_query_per_column_with_equal_shares_of_the_whole_budget():
+    schema = tiny_schema()
+    oracle = ExactOracle(tiny_frame(300), schema, rho=0.5)
+    IndependentEngine().fit(schema, oracle, LocalTaskRunner())
+    assert [name for _, name, _ in oracle.calls] == [f"1-way[{c}]" for c in ("colour", "size", "age", "score")]
+    rhos = [r for _, _, r in oracle.calls]
+    assert math.fsum(rhos) <= 0.5 and math.fsum(rhos) == pytest.approx(0.5, rel=1e-12) and len(set(rhos)) == 1
 
 
 def test_unknown_engine():

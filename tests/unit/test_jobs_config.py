@@ -73,6 +73,31 @@ def test_engine_defaults_name_registered_engines_and_valid_options(path, tmp_pat
     assert run["epsilon"] == defaults["epsilon"] and run["engine_options"] == defaults["engine_options"]
 
 
+def test_engine_options_merge_key_by_key_over_the_engine_defaults(tmp_path):
+    """A run config that sets one option keeps every other default; the command line wins last."""
+    defaults = read_yaml_config(REPO / "conf" / "engines" / "splice.yaml", ("epsilon", "delta", "out_of_domain", "engine_options",
+                                                                            "description"))["engine_options"]
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("input: a.csv\nschema: s.json\nengine: splice\nrows: 5\noutput: out\nengine_options: {components: 8, steps: 50}\n")
+    run = load_job_config("run", cfg)
+    assert run["engine_options"] == {**defaults, "components": 8, "steps": 50}
+    run = load_job_config("run", cfg, engine_options={"steps": 7, "rank": 2})
+    assert run["engine_options"] == {**defaults, "components": 8, "steps": 7, "rank": 2}
+    with pytest.raises(ParameterError, match=r"'splice.steps \(--engine-option\)' must be a whole number; got 'x'"):
+        load_job_config("run", cfg, engine_options={"steps": "x"})
+
+
+def test_job_engine_option_flags_use_the_cli_syntax(monkeypatch, tmp_path):
+    """Jobs take ``--engine-option KEY=VALUE`` exactly like the CLI (one parser)."""
+    from spark_synth.cli import job_parser
+    from spark_synth.config import parse_option_pairs
+
+    args = job_parser("run", "x").parse_args(["--engine-option", "components=8", "--engine-option", "device=cpu"])
+    assert parse_option_pairs(args.engine_options) == {"components": 8, "device": "cpu"}
+    with pytest.raises(ParameterError, match="KEY=VALUE"):
+        parse_option_pairs(["components"])
+
+
 def test_spark_profiles_load():
     assert load_profile("local")["master"].startswith("local")
     assert load_profile("cluster")["master"] is None  # on a cluster the platform sets the master
@@ -157,7 +182,7 @@ def test_jobs_are_thin_and_set_no_master(name):
     calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     assert not calls & {"master", "config", "getOrCreate", "read", "write"}
     imports = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imports <= {"spark_synth", "spark_synth.cli", "spark_synth.config", "spark_synth.pipeline"}
+    assert imports <= {"spark_synth", "spark_synth.cli", "spark_synth.config", "spark_synth.commands"}
     assert callable(load_job(name).main)
 
 

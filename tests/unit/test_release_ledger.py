@@ -14,7 +14,9 @@ import pytest
 from spark_synth import BudgetExhausted, Synthesizer, UserInputError
 from spark_synth.cli import main
 from spark_synth.engines import IndependentEngine
-from spark_synth.privacy import Accountant, PrivacyBudget, epsilon_from_rho, release_counts, rho_from_epsilon
+from spark_synth.engines.independent import one_way_queries
+from spark_synth.privacy import PrivacyReport
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, release_query, rho_from_epsilon, split_rho
 from spark_synth.track import BudgetLedger, LedgerEntry, check_privacy_report, compose, log_synthesizer, mlflow_run, release
 from tests.helpers import tiny_schema
 
@@ -24,16 +26,14 @@ SOURCE = "main.sales.customers"
 def fitted(epsilon: float = 1.0, delta: float = 1e-9, seed: int = 0) -> Synthesizer:
     """A synthesizer fitted the pipeline's way, from DP counts (here of a made-up histogram)."""
     schema, engine = tiny_schema(), IndependentEngine()
-    accountant = Accountant(PrivacyBudget(epsilon, delta))
-    queries = engine.plan(schema)
-    for query in queries:
-        accountant.request(query.name, query.weight)
-    accountant.allocate()
+    privacy_filter = PrivacyFilter(PrivacyBudget(epsilon, delta))
+    queries = one_way_queries(schema)
     rng = np.random.default_rng(seed)
-    measurements = [release_counts(accountant, q.name, q.columns, rng.integers(50, 500, schema[q.columns[0]].size))
-                    for q in queries]
+    measurements = [release_query(privacy_filter, q, rng.integers(50, 500, schema[q.columns[0]].size), rho)
+                    for q, rho in zip(queries, split_rho(privacy_filter.rho_total, [1.0] * len(queries)))]
     synth = Synthesizer("independent", epsilon=epsilon, delta=delta)
-    synth.model_, synth.schema_, synth.privacy_report_, synth.timings_ = engine.fit(schema, measurements), schema, accountant.report(), {}
+    synth.model_, synth.schema_, synth.timings_ = engine.fit_measurements(schema, measurements), schema, {}
+    synth.privacy_report_, synth.measure_passes_ = privacy_filter.report(), 1
     return synth
 
 
@@ -87,8 +87,8 @@ def test_ledger_names_are_stable_and_keep_sources_apart():
 
 # ---- the privacy report check ----------------------------------------------------------------------
 def test_complete_report_passes_and_each_gap_is_named():
-    report = fitted().privacy_report_
-    assert check_privacy_report(report) is report
+    report = fitted().privacy_report_.to_dict()
+    assert check_privacy_report(report) == PrivacyReport.from_dict(report)
     cases = {
         "missing 'releases'": lambda r: r.pop("releases"),
         "missing 'rho_spent'": lambda r: r.pop("rho_spent"),
@@ -120,12 +120,12 @@ def test_release_refuses_runs_without_a_complete_privacy_report(case, store, pre
             if case == "tampered_report":
                 from spark_synth.track import log_synthesizer_model
 
-                report = dict(synth.privacy_report_, releases=synth.privacy_report_["releases"][:-1])
+                report = dict(synth.privacy_report_.to_dict(), releases=synth.privacy_report_.to_dict()["releases"][:-1])
                 mlflow.log_dict(report, "privacy_report.json")
                 log_synthesizer_model(synth, source=SOURCE)
                 fragment = "incomplete privacy report (the measurements' rho add up to"
             elif case == "no_model":
-                mlflow.log_dict(synth.privacy_report_, "privacy_report.json")
+                mlflow.log_dict(synth.privacy_report_.to_dict(), "privacy_report.json")
                 fragment = "has no spark-synth model"
             else:
                 mlflow.log_param("engine", "independent")
@@ -148,7 +148,7 @@ def test_cumulative_budget_is_recorded_shown_and_capped(store, prefix, capsys):
                          "--ledger-prefix", prefix)
     assert code == 0, err
     one = json.loads(out)
-    rho_a = first.privacy_report_["rho_spent"]
+    rho_a = first.privacy_report_.rho_spent
     assert (one["version"], one["model_uri"], one["source_table"]) == ("1", f"models:/{name}/1", SOURCE)
     assert one["cumulative"] == {"rho": rho_a, "epsilon": epsilon_from_rho(rho_a, 1e-9), "delta": 1e-9, "releases": 1,
                                  "cap_epsilon": 1.2, "cap_delta": 1e-9}
@@ -177,7 +177,7 @@ def test_cumulative_budget_is_recorded_shown_and_capped(store, prefix, capsys):
                          "--ledger-prefix", prefix)
     assert code == 0, err
     two = json.loads(out)
-    rho_total = math.fsum([rho_a, second.privacy_report_["rho_spent"]])
+    rho_total = math.fsum([rho_a, second.privacy_report_.rho_spent])
     assert two["version"] == "2" and two["cumulative"]["rho"] == rho_total
     assert two["cumulative"]["epsilon"] == epsilon_from_rho(rho_total, 1e-9) < 2.0
     tags = store.get_model_version(name, "2").tags
@@ -195,8 +195,8 @@ def test_version_tags_carry_privacy_metadata_and_evaluation_metrics(store, prefi
     summary = release(run_id, name, metrics=metrics, ledger_prefix=prefix)
     tags = store.get_model_version(name, summary["version"]).tags
     report = synth.privacy_report_
-    assert tags["spark_synth.epsilon"] == repr(report["epsilon_spent"]) and tags["spark_synth.delta"] == "1e-09"
-    assert tags["spark_synth.rho"] == repr(report["rho_spent"])
+    assert tags["spark_synth.epsilon"] == repr(report.epsilon_spent) and tags["spark_synth.delta"] == "1e-09"
+    assert tags["spark_synth.rho"] == repr(report.rho_spent)
     assert tags["spark_synth.neighbouring_relation"] == "add/remove one row"
     assert tags["spark_synth.sampling_spends_budget"] == "false" and "schema is public" in tags["spark_synth.guarantee"]
     assert tags["spark_synth.eval.marginal_tvd_mean"] == "0.042" and tags["spark_synth.eval.utility.tstr_auc"] == "0.81"
@@ -211,8 +211,8 @@ def test_pending_releases_count_and_failed_ones_do_not(store, prefix):
     ledger = BudgetLedger(SOURCE, prefix=prefix)
     ledger.set_cap(1.2, 1e-9)
     report = a.privacy_report_
-    with ledger.reserve(fit_run_id="pending-fit", rho=report["rho_spent"], epsilon=report["epsilon_spent"],
-                        delta=report["delta"], model="m") as pending:
+    with ledger.reserve(fit_run_id="pending-fit", rho=report.rho_spent, epsilon=report.epsilon_spent,
+                        delta=report.delta, model="m") as pending:
         assert pending.cumulative["releases"] == 1
         with pytest.raises(BudgetExhausted, match="budget cap exceeded"):
             release(run_b, f"racing_{uuid.uuid4().hex[:6]}", ledger_prefix=prefix)

@@ -9,7 +9,7 @@ from spark_synth.errors import ParameterError
 from spark_synth.queries import MomentQuery
 from spark_synth.schema import Column, ColumnType, Schema
 from spark_synth.schema.embedding import Embedding
-from tests.helpers import exact_splice_measurements
+from tests.helpers import ExactOracle, exact_fit, exact_splice_measurements
 
 SCHEMA = Schema(
     columns=(
@@ -34,11 +34,11 @@ def _exact_measurements(engine, frame):
 def test_recovers_dependence_that_independent_cannot():
     frame = _data()
     splice = SpliceEngine(components=6, n_dense=8, n_sparse=48, steps=400)
-    model = splice.fit(SCHEMA, _exact_measurements(splice, frame))
+    model = exact_fit(splice, SCHEMA, frame)
     codes = model.sample_codes(20_000, np.random.default_rng(0))
     agree = (codes[:, 0] == codes[:, 1]).mean()
     indep = IndependentEngine()
-    indep_codes = indep.fit(SCHEMA, _exact_measurements(indep, frame)).sample_codes(20_000, np.random.default_rng(0))
+    indep_codes = exact_fit(indep, SCHEMA, frame).sample_codes(20_000, np.random.default_rng(0))
     assert (indep_codes[:, 0] == indep_codes[:, 1]).mean() < 0.45  # 0.5²+0.3²+0.2² = 0.38
     assert agree > 0.8
     # continuous v follows a: mean bin of v given a = x is low, given a = z is high
@@ -50,8 +50,8 @@ def test_recovers_dependence_that_independent_cannot():
 def test_fit_is_deterministic_given_seeds():
     frame = _data(500)
     engine = SpliceEngine(components=3, n_dense=4, n_sparse=8, steps=30)
-    a = engine.fit(SCHEMA, _exact_measurements(engine, frame))
-    b = engine.fit(SCHEMA, _exact_measurements(engine, frame))
+    a = exact_fit(engine, SCHEMA, frame)
+    b = exact_fit(engine, SCHEMA, frame)
     assert np.array_equal(a.weights, b.weights)
     assert all(np.array_equal(p, q) for p, q in zip(a.probabilities, b.probabilities))
 
@@ -59,7 +59,7 @@ def test_fit_is_deterministic_given_seeds():
 def test_model_state_round_trip():
     frame = _data(500)
     engine = SpliceEngine(components=3, n_dense=4, n_sparse=8, steps=10)
-    model = engine.fit(SCHEMA, _exact_measurements(engine, frame))
+    model = exact_fit(engine, SCHEMA, frame)
     again = type(model).from_state(model.to_state(), SCHEMA)
     rng1, rng2 = np.random.default_rng(1), np.random.default_rng(1)
     assert np.array_equal(model.sample_codes(100, rng1), again.sample_codes(100, rng2))
@@ -108,14 +108,22 @@ def test_encoding_knots_follow_the_dp_cdf():
     assert encoding_knots(SCHEMA, anchors, mix=0.0) == {}
 
 
-def test_plan_is_adaptive_and_adapt_fills_the_knots():
+def test_moment_query_is_encoded_from_the_released_histograms():
+    """Adaptive: the 1-way histograms are measured first; the moment query's numeric knots come
+    from them (post-processing), and its sensitivity does not depend on the knots."""
     engine = SpliceEngine(n_dense=2, n_sparse=4)
     frame = _data(400)
-    (moments,) = [q for q in engine.plan(SCHEMA) if isinstance(q, MomentQuery)]
-    assert moments.adaptive and moments.value_knots is None
-    measurements = _exact_measurements(engine, frame)
-    completed = engine.adapt(SCHEMA, moments, [m for m in measurements if m.name.startswith("1-way")])
-    assert not completed.adaptive and set(completed.value_knots) == {"v"}
-    assert completed.name == moments.name and completed.weight == moments.weight
-    assert completed.l2_sensitivity == moments.l2_sensitivity
-    assert not [q for q in SpliceEngine(quantile_encoding=0.0).plan(SCHEMA) if getattr(q, "adaptive", False)]
+    plain = engine.moment_query(SCHEMA, None)
+    assert plain.value_knots is None
+    oracle = ExactOracle(frame, SCHEMA)
+    measurements = engine.measure(SCHEMA, oracle)
+    assert [m.name for m in measurements] == [f"1-way[{c.name}]" for c in SCHEMA] + ["sliced-chebyshev-moments"]
+    completed = measurements[-1].query
+    assert set(completed.value_knots) == {"v"} and completed.name == plain.name
+    assert completed.l2_sensitivity == plain.l2_sensitivity
+    rhos = [r for _, _, r in oracle.calls]
+    share = engine.options.marginal_share
+    assert sum(rhos[:-1]) == pytest.approx(share * oracle.rho_total) and rhos[-1] == pytest.approx((1 - share) * oracle.rho_total)
+    assert all(r == rhos[0] for r in rhos[:-1])  # the anchors' share split evenly
+    no_knots = SpliceEngine(n_dense=2, n_sparse=4, quantile_encoding=0.0).measure(SCHEMA, ExactOracle(frame, SCHEMA))
+    assert no_knots[-1].query.value_knots is None

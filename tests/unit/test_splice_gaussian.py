@@ -17,7 +17,7 @@ from spark_synth.engines.splice.gaussian import GaussianBlock
 from spark_synth.errors import ParameterError
 from spark_synth.schema import Column, ColumnType, OutOfDomainPolicy, Schema, encode_frame
 from spark_synth.schema.embedding import Embedding
-from tests.helpers import exact_splice_measurements
+from tests.helpers import exact_fit, exact_splice_measurements
 
 MIXED = Schema(
     columns=(
@@ -179,7 +179,7 @@ def _exact_measurements(engine, frame):
 def fitted():
     frame = _correlated_frame()
     engine = SpliceEngine(numeric_model="gaussian", rank=1, components=4, n_dense=8, n_sparse=40, steps=400)
-    return frame, engine, engine.fit(MIXED, _exact_measurements(engine, frame))
+    return frame, engine, exact_fit(engine, MIXED, frame)
 
 
 def test_gaussian_engine_recovers_numeric_dependence(fitted):
@@ -191,7 +191,7 @@ def test_gaussian_engine_recovers_numeric_dependence(fitted):
     assert real_corr < -0.7
     assert np.corrcoef(codes[:, 1], codes[:, 3])[0, 1] < -0.5  # age falls as score rises
     indep = IndependentEngine()
-    indep_codes = indep.fit(MIXED, _exact_measurements(indep, frame)).sample_codes(20_000, np.random.default_rng(0))
+    indep_codes = exact_fit(indep, MIXED, frame).sample_codes(20_000, np.random.default_rng(0))
     assert abs(np.corrcoef(indep_codes[:, 1], indep_codes[:, 3])[0, 1]) < 0.05
     # the categorical column still drives the numeric ones (component structure)
     assert codes[codes[:, 0] == 0, 3].mean() + 1 < codes[codes[:, 0] == 1, 3].mean()
@@ -206,7 +206,7 @@ def test_gaussian_model_state_round_trip_and_determinism(fitted):
     frame, engine, model = fitted
     again = type(model).from_state(model.to_state(), MIXED)
     assert np.array_equal(model.sample_codes(500, np.random.default_rng(3)), again.sample_codes(500, np.random.default_rng(3)))
-    refit = engine.fit(MIXED, _exact_measurements(engine, frame))
+    refit = exact_fit(engine, MIXED, frame)
     assert np.array_equal(refit.gaussian.mean, model.gaussian.mean) and np.array_equal(refit.weights, model.weights)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from spark_synth.engines import SpliceEngine
 from spark_synth.measure import chebyshev_fixed_point_sums
-from spark_synth.privacy import Accountant, PrivacyBudget, release_fixed_point_sums
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter, release_query, split_rho
 from spark_synth.queries import MomentQuery
 from spark_synth.schema import OutOfDomainPolicy
 from spark_synth.schema.embedding import Embedding
@@ -69,25 +69,21 @@ def test_fixed_point_sums_match_float_computation():
 def test_moment_release_is_accounted_exactly():
     budget = PrivacyBudget(1.0, 1e-9)
     engine = SpliceEngine(marginal_share=0.25)
-    plan = engine.plan(tiny_schema())
-    acc = Accountant(budget)
-    for q in plan:
-        acc.request(q.name, q.weight)
-    shares = acc.allocate()
-    moment_query = plan[-1]
-    assert shares[moment_query.name] == pytest.approx(0.75 * budget.rho, rel=1e-12)
+    schema = tiny_schema()
+    moment_query = engine.moment_query(schema, None)
+    privacy_filter = PrivacyFilter(budget)
+    shares = split_rho(privacy_filter.rho_total, [0.25 / len(schema)] * len(schema) + [0.75])
+    assert shares[-1] == pytest.approx(0.75 * budget.rho, rel=1e-12)
     sums = np.zeros((moment_query.n_directions, moment_query.degree), dtype=np.int64)
-    out = release_fixed_point_sums(acc, moment_query.name, "moments", sums, moment_query.fraction_bits, moment_query.l2_sensitivity)
-    expected_sigma = moment_query.l2_sensitivity / math.sqrt(2 * shares[moment_query.name])
+    out = release_query(privacy_filter, moment_query, sums, shares[-1])
+    expected_sigma = moment_query.l2_sensitivity / math.sqrt(2 * shares[-1])
     assert out.sigma == pytest.approx(expected_sigma, rel=1e-9)
-    (record,) = acc.releases
+    (record,) = privacy_filter.report().entries
     assert record.l2_sensitivity == pytest.approx(moment_query.l2_sensitivity, rel=1e-9)
-    assert record.rho <= shares[moment_query.name]
-    # the noise has that σ (accept σ, reject σ(1±0.3)) — 320×12 draws
-    big = MomentQuery(name="big", directions=np.zeros((400, 2)), degree=12)
-    acc2 = Accountant(budget)
-    acc2.request("big")
-    acc2.allocate()
-    noise = release_fixed_point_sums(acc2, "big", "q", np.zeros((400, 12), dtype=np.int64), 32, big.l2_sensitivity)
+    assert record.rho <= shares[-1] and out.rho == record.rho
+    # the noise has that σ (accept σ, reject σ(1±0.3)) — 400×12 draws
+    big = MomentQuery(name="big", directions=np.zeros((400, 2)), degree=12, fraction_bits=32)
+    second = PrivacyFilter(budget)
+    noise = release_query(second, big, np.zeros((400, 12), dtype=np.int64), second.rho_total)
     ratio = noise.values.std() / noise.sigma
     assert 0.95 < ratio < 1.05

@@ -19,17 +19,18 @@ FIT     a mixture of ``components`` product distributions, by Adam on
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from ...errors import InternalError, ParameterError
-from ...privacy import NoisyMeasurement
-from ...queries import MarginalQuery, MomentQuery
+from ...privacy import NoisyMeasurement, split_rho
+from ...queries import MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
-from ..base import Engine
+from ..base import Engine, MeasurementOracle, TaskRunner
+from ..independent import one_way_queries
 from ..postprocess import estimate_total, probabilities_from_counts
 from .directions import make_directions
 from .gaussian import GaussianBlock
@@ -140,32 +141,37 @@ class SpliceEngine(Engine):
 
     name = "splice"
     model_class = SpliceModel
+    config_class = SpliceConfig
 
-    def __init__(self, **options):
-        self.options = SpliceConfig(**options)
+    # ---- SELECT + MEASURE ----------------------------------------------------------------
+    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> SpliceModel:
+        return self.fit_measurements(schema, self.measure(schema, oracle))
 
-    def config(self) -> dict:
-        return asdict(self.options)
-
-    # ---- SELECT ------------------------------------------------------------------------
-    def plan(self, schema: Schema) -> list:
+    def measure(self, schema: Schema, oracle: MeasurementOracle) -> list[NoisyMeasurement]:
+        """1-way histograms (share ``marginal_share`` of ρ, split evenly) and the moment query (the
+        rest). With ``quantile_encoding`` > 0 the moment query's numeric encoding is built from the
+        released histograms first (post-processing), so it is measured in a second scan."""
         o = self.options
-        queries: list = []
-        if o.marginal_share > 0:
-            weight = o.marginal_share / len(schema)
-            queries += [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,), weight=weight) for c in schema]
-        directions, _ = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
-        adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
-        queries.append(MomentQuery(name=MOMENTS, directions=directions, degree=o.degree, weight=1.0 - o.marginal_share,
-                                   fraction_bits=o.moment_fraction_bits, adaptive=adaptive))
-        return queries
+        marginals = one_way_queries(schema) if o.marginal_share > 0 else []
+        weights = [o.marginal_share / len(schema)] * len(marginals) + [1.0 - o.marginal_share]
+        rhos = split_rho(oracle.rho_remaining, weights)
+        adaptive = bool(marginals) and o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
+        if not adaptive:
+            return oracle.measure_many(list(zip([*marginals, self.moment_query(schema, None)], rhos)))
+        released = oracle.measure_many(list(zip(marginals, rhos)))
+        return [*released, oracle.measure(self.moment_query(schema, released), rhos[-1])]
 
-    def adapt(self, schema: Schema, query: MomentQuery, released: Sequence[NoisyMeasurement]) -> MomentQuery:
-        """The moment query with numeric columns encoded through knots from the DP 1-way histograms."""
-        if query.name != MOMENTS:
-            raise InternalError(f"splice has no adaptive query {query.name!r}")
-        _, anchors = self._anchors(schema, released)
-        return replace(query, value_knots=encoding_knots(schema, anchors, self.options.quantile_encoding), adaptive=False)
+    def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
+        """The moment query; numeric columns encoded through knots from the DP 1-way histograms in
+        ``released`` when there are any (``quantile_encoding`` > 0)."""
+        o = self.options
+        directions, _ = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
+        knots = None
+        if released:
+            _, anchors = self._anchors(schema, released)
+            knots = encoding_knots(schema, anchors, o.quantile_encoding) or None
+        return MomentQuery(name=MOMENTS, directions=directions, degree=o.degree, fraction_bits=o.moment_fraction_bits,
+                           value_knots=knots)
 
     def _anchors(self, schema: Schema, measurements: Sequence[NoisyMeasurement]):
         """(row count, DP 1-way distributions per column or None), post-processed from the releases."""
@@ -182,13 +188,14 @@ class SpliceEngine(Engine):
         return rows, ([probabilities_from_counts(m.values, rows) for m in marginals] if have_marginals else None)
 
     # ---- FIT ---------------------------------------------------------------------------
-    def fit(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
+    def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
+        """Match a mixture to the noisy measurements (post-processing)."""
         o = self.options
         by_name = {m.name: m for m in measurements}
         if MOMENTS not in by_name:
             raise InternalError("splice got no moment measurement")
         rows, anchors = self._anchors(schema, measurements)
-        embedding = Embedding(schema, encoding_knots(schema, anchors, o.quantile_encoding))  # as in adapt()
+        embedding = Embedding(schema, encoding_knots(schema, anchors, o.quantile_encoding))  # as in moment_query()
         degree = o.degree
         target = by_name[MOMENTS].values * np.sqrt(np.arange(1, degree + 1)) / rows  # noisy m̃[l, j]
         directions, supports = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)

@@ -1,0 +1,189 @@
+"""The commands behind the CLI and the jobs: ``run`` (read → fit → sample → write → MLflow), ``fit``
+(fit and save) and ``sample`` (load and write). Each returns the one-line JSON summary as a dict.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from ._version import __version__
+from .config import RunConfig, check_rows, check_seed
+from .errors import ParameterError
+from .pipeline import MODEL_FILE, Synthesizer
+from .privacy import PrivacyReport
+from .schema import Schema, load_schema
+
+
+def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
+    """Read → fit → sample → write (→ MLflow). Returns the one-line summary as a dict.
+
+    ``evaluate`` (options ``out``, ``target``, ``holdout_fraction``, ``seed``; ``{}`` for defaults) splits
+    the input deterministically, fits on the train part only, and evaluates the written output against
+    the train and hold-out parts (NOT private: see :mod:`spark_synth.evaluate`).
+    """
+    from .io import check_output, write_output
+    from .session import get_spark
+
+    started = time.perf_counter()
+    schema = load_schema(config.schema)
+    if evaluate is not None:
+        from .evaluate.command import check_request
+
+        evaluate = check_request(evaluate, schema, config.output, config.overwrite)
+    spark = spark or get_spark(config.spark_profile)
+    location = check_output(spark, config.output, config.overwrite)
+    synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
+                        engine_options=config.engine_options)
+    with _tracking(config.mlflow, f"run-{config.engine}") as tracker:
+        if evaluate is None:
+            _fit_from_input(synth, spark, config.input, schema, tracker, _run_params(config, synth, schema))
+        else:  # fair protocol: the synthesizer only ever sees the train part
+            from .evaluate import train_holdout_split
+            from .io import read_input
+
+            train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
+            synth.fit(train, schema)
+            tracker.log_fit({**_run_params(config, synth, schema), "fit_on": "train part (evaluate)"}, synth.privacy_report_, synth.timings_)
+        tracker.log_model(synth, config.input)  # the pyfunc model `spark-synth release` registers
+        write_started = time.perf_counter()
+        written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
+        timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
+        tracker.log_output(written, config.rows, synth.last_seed_, timings)
+        evaluation = None
+        if evaluate is not None:
+            from .evaluate.command import evaluate_after_run
+
+            evaluation = evaluate_after_run(spark, written, train, holdout, schema, synth.privacy_report_, evaluate,
+                                            log_to_mlflow=tracker.run_id is not None)
+    report = synth.privacy_report_
+    extra = {"evaluation": evaluation} if evaluation is not None else {}
+    return {
+        "engine": config.engine,
+        "epsilon": config.epsilon,
+        "delta": config.delta,
+        "epsilon_spent": report.epsilon_spent,
+        "rho_spent": report.rho_spent,
+        "fit_id": report.fit_id,
+        "rows": config.rows,
+        "output": written,
+        "seed": synth.last_seed_,
+        "seconds": round(timings["total"], 3),
+        "timings": {k: round(v, 3) for k, v in {**synth.timings_, **timings}.items()},
+        "measure_passes": synth.measure_passes_,
+        "mlflow_run_id": tracker.run_id,
+        **extra,
+    }
+
+
+def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta: float, model: str,
+                 out_of_domain: str = "clip", mlflow: bool = True, spark_profile: str = "local", spark=None,
+                 engine_options: dict | None = None) -> dict:
+    """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``)."""
+    from .session import get_spark
+
+    started = time.perf_counter()
+    if (Path(model) / MODEL_FILE).exists():
+        raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
+    parsed = load_schema(schema)
+    synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
+    spark = spark or get_spark(spark_profile)
+    params = {**_fit_params(synth, input, schema, parsed), "model": model}
+    with _tracking(mlflow, f"fit-{engine}") as tracker:
+        _fit_from_input(synth, spark, input, parsed, tracker, params)
+        saved = synth.save(model)
+        tracker.log_model_dir(saved)
+        tracker.log_model(synth, input)  # the pyfunc model `spark-synth release` registers
+    report = synth.privacy_report_
+    return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report.epsilon_spent,
+            "rho_spent": report.rho_spent, "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
+            "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id}
+
+
+def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
+                    spark_profile: str = "local", spark=None) -> dict:
+    """Load a saved synthesizer and write ``rows`` rows (the CLI's ``sample``; spends no budget)."""
+    from .io import check_output, write_output
+    from .session import get_spark
+
+    started = time.perf_counter()
+    check_rows(rows)
+    check_seed(seed)
+    synth = Synthesizer.load(model)
+    spark = spark or get_spark(spark_profile)
+    location = check_output(spark, output, overwrite)
+    written = write_output(spark, synth.sample(rows, seed=seed, spark=spark), location, overwrite)
+    return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
+            "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, tracker: "_Tracker", params: dict) -> None:
+    from .io import read_input
+
+    synth.fit(read_input(spark, source), schema)
+    tracker.log_fit(params, synth.privacy_report_, synth.timings_)
+
+
+class _Tracker:
+    """MLflow logging when enabled; does nothing when the user passed ``--no-mlflow``."""
+
+    def __init__(self, run=None):
+        self.run_id = run.info.run_id if run is not None else None
+
+    def log_fit(self, params: dict, report: PrivacyReport, timings: dict) -> None:
+        if self.run_id:
+            from .track import log_fit
+
+            log_fit(params, report, timings)
+
+    def log_output(self, location: str, rows: int, seed: int, timings: dict) -> None:
+        if self.run_id:
+            from .track import log_output
+
+            log_output(location, rows, seed, timings)
+
+    def log_model_dir(self, path: Path) -> None:
+        if self.run_id:
+            import mlflow
+
+            mlflow.log_artifacts(str(path), artifact_path="synthesizer")
+
+    def log_model(self, synth: Synthesizer, source: str) -> None:
+        if self.run_id:
+            from .track.pyfunc import log_synthesizer_model
+
+            log_synthesizer_model(synth, source=source)
+
+
+@contextmanager
+def _tracking(enabled: bool, run_name: str):
+    if not enabled:
+        yield _Tracker()
+        return
+    from .session import spark_synth_home
+    from .track import tracked_run
+
+    with tracked_run(spark_synth_home(), run_name=run_name) as active:
+        yield _Tracker(active)
+
+
+def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schema) -> dict:
+    """MLflow parameters of a fit (shared by ``run`` and ``fit``)."""
+    return {
+        "engine": synth.engine,
+        "epsilon": synth.epsilon,
+        "delta": synth.delta,
+        "input": source,
+        "schema": schema_path,
+        "out_of_domain": synth.out_of_domain,
+        "n_columns": len(schema),
+        "engine_config": json.dumps(synth._engine.config(), sort_keys=True),
+        "spark_synth_version": __version__,
+    }
+
+
+def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema) -> dict:
+    return {**_fit_params(synth, config.input, config.schema, schema),
+            "rows": config.rows, "seed": config.seed, "output": config.output}

@@ -1,0 +1,184 @@
+"""Exact answers to any batch of queries in ONE pass over the table (the only code that reads rows).
+
+Each kind of query (:attr:`~spark_synth.queries.Query.kind`) has an *accumulator* registered
+here with :func:`register_answerer`: it adds one batch of rows into a flat int64 vector. One
+``mapInPandas`` runs every accumulator of the batch over each partition's rows (encoding each
+batch once), emits the non-zero entries, and Spark sums them exactly (as DECIMAL(38, 0)); the
+driver gets dense int64 arrays shaped by :meth:`~spark_synth.queries.Query.answer_shape`.
+:func:`answer_frame` runs the same partition function on a pandas frame (tests, benchmarks).
+
+Refusals (documented; they reveal one bit each): an empty table, and — under the ``error``
+out-of-domain policy, or for nulls in a non-nullable column — the names of the columns holding
+values the policy refuses (never the rows or how many).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataValidationError, InternalError, ParameterError
+from ..queries import Query
+from ..schema import OutOfDomainPolicy, Schema
+from ..schema.encoding import encode_frame
+
+#: Every released answer must fit a signed 64-bit integer (OpenDP's exact discrete Gaussian input).
+MAX_ABS_ANSWER = 2**62
+_OUT_SCHEMA = "query int, cell long, total long"
+_ROW_COUNT = -1  # query index of the partition's row count (used only for the empty-table refusal)
+
+
+class RowBatch:
+    """One batch of raw rows with its public encodings computed at most once."""
+
+    def __init__(self, frame: pd.DataFrame, schema: Schema, policy: OutOfDomainPolicy):
+        self.frame, self.schema, self.policy = frame, schema, policy
+        self.rejected = np.zeros(len(schema), dtype=bool)
+        self._codes: np.ndarray | None = None
+        self._embedded: dict[int, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """(n, d) int64 public codes (see :func:`~spark_synth.schema.encoding.encode_frame`)."""
+        if self._codes is None:
+            self._codes, bad = encode_frame(self.frame, self.schema, self.policy)
+            self.rejected |= bad
+        return self._codes
+
+    def embedded(self, embedding) -> np.ndarray:
+        """(n, width) rows under ``embedding`` (one computation per embedding object)."""
+        key = id(embedding)
+        if key not in self._embedded:
+            self._embedded[key], _ = embedding.embed(self.frame, self.policy, codes=self.codes)
+        return self._embedded[key]
+
+
+class Accumulator(ABC):
+    """Exact running answer of one query over the rows seen so far (flat int64)."""
+
+    def __init__(self, schema: Schema, query: Query):
+        self.schema, self.query = schema, query
+        self.shape = tuple(int(s) for s in query.answer_shape(schema))
+        self.totals = np.zeros(int(np.prod(self.shape, dtype=np.int64)), dtype=np.int64)
+
+    @abstractmethod
+    def add(self, batch: RowBatch) -> None:
+        """Add one batch's contribution to :attr:`totals`."""
+
+    def overflow_error(self) -> ParameterError:
+        """The error for an answer too large for 64-bit noise (kinds with fixed point override)."""
+        return ParameterError(f"query {self.query.name!r}", "an answer that fits 62 bits", "a larger total")
+
+
+_ANSWERERS: dict[str, type[Accumulator]] = {}
+
+
+def register_answerer(kind: str) -> Callable[[type[Accumulator]], type[Accumulator]]:
+    """Class decorator: the accumulator answering queries of ``kind``."""
+
+    def register(cls: type[Accumulator]) -> type[Accumulator]:
+        if kind in _ANSWERERS:
+            raise InternalError(f"two answerers for query kind {kind!r}")
+        _ANSWERERS[kind] = cls
+        return cls
+
+    return register
+
+
+def accumulator(schema: Schema, query: Query) -> Accumulator:
+    """A fresh accumulator for ``query`` (validates it against ``schema``)."""
+    cls = _ANSWERERS.get(getattr(query, "kind", None))
+    if cls is None:
+        raise InternalError(f"no answerer registered for query kind {getattr(query, 'kind', type(query).__name__)!r}")
+    return cls(schema, query)
+
+
+def partition_scan(schema: Schema, queries: Sequence[Query], policy: OutOfDomainPolicy):
+    """The per-partition function: every query's partial sums over an iterator of row batches.
+
+    Emits rows (query index, cell, total) for the non-zero cells, the row count, and one row per
+    column holding refused values. A closure over public information only.
+    """
+
+    def scan(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        accumulators = [accumulator(schema, q) for q in queries]
+        rows = 0
+        rejected = np.zeros(len(schema), dtype=bool)
+        for frame in batches:
+            if frame.empty:
+                continue
+            batch = RowBatch(frame, schema, policy)
+            batch.codes  # every query kind refuses on the same encoding
+            for acc in accumulators:
+                acc.add(batch)
+            rejected |= batch.rejected
+            rows += len(batch)
+        frames = []
+        for index, acc in enumerate(accumulators):
+            nonzero = np.flatnonzero(acc.totals)
+            frames.append(pd.DataFrame({"query": np.int32(index), "cell": nonzero.astype(np.int64), "total": acc.totals[nonzero]}))
+        bad = np.flatnonzero(rejected)
+        frames.append(pd.DataFrame({"query": np.concatenate([[_ROW_COUNT], -2 - bad]).astype(np.int32), "cell": 0,
+                                    "total": np.concatenate([[rows], np.ones(bad.size)]).astype(np.int64)}))
+        yield pd.concat(frames, ignore_index=True).astype({"query": "int32", "cell": "int64", "total": "int64"})
+
+    return scan
+
+
+def answer_queries(df, schema: Schema, queries: Sequence[Query], policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> list[np.ndarray]:
+    """Exact answers (int64 arrays) to ``queries`` over Spark DataFrame ``df``, in ONE pass."""
+    from pyspark.sql import functions as F
+
+    if not queries:
+        return []
+    shapes = [accumulator(schema, q).shape for q in queries]  # validates every query first
+    rows = (
+        df.select(*schema.names)
+        .mapInPandas(partition_scan(schema, list(queries), OutOfDomainPolicy(policy)), _OUT_SCHEMA)
+        .selectExpr("query", "cell", "CAST(total AS DECIMAL(38, 0)) AS total")  # no overflow while summing
+        .groupBy("query", "cell")
+        .agg(F.sum("total").alias("total"))
+        .collect()
+    )
+    return _assemble(schema, queries, shapes, ((int(q), int(c), int(t)) for q, c, t in rows))
+
+
+def answer_frame(frame: pd.DataFrame, schema: Schema, queries: Sequence[Query],
+                 policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> list[np.ndarray]:
+    """The same answers computed in-process on a pandas frame (tests and benchmarks)."""
+    if not queries:
+        return []
+    shapes = [accumulator(schema, q).shape for q in queries]
+    (partial,) = list(partition_scan(schema, list(queries), OutOfDomainPolicy(policy))(iter([frame[list(schema.names)]])))
+    return _assemble(schema, queries, shapes, partial.itertuples(index=False, name=None))
+
+
+def _assemble(schema: Schema, queries: Sequence[Query], shapes, entries) -> list[np.ndarray]:
+    answers = [np.zeros(int(np.prod(s, dtype=np.int64)), dtype=np.int64) for s in shapes]
+    rows, rejected = 0, set()
+    for query, cell, total in entries:
+        if query == _ROW_COUNT:
+            rows += total
+        elif query < 0:
+            rejected.add(schema.names[-2 - query])
+        elif abs(total) >= MAX_ABS_ANSWER:
+            raise accumulator(schema, queries[query]).overflow_error()
+        else:
+            answers[query][cell] = total
+    if rejected:
+        names = [n for n in schema.names if n in rejected]
+        raise DataValidationError(
+            f"columns {names} hold values outside their declared domain (or nulls in a non-nullable column) "
+            "and the out-of-domain policy refuses them: widen the schema's bounds/categories, make the "
+            "column nullable, or use --out-of-domain clip. (How many rows are affected is private and not reported.)"
+        )
+    if rows == 0:
+        # Refusing an empty table reveals only that it is empty (documented in the README).
+        raise DataValidationError("the input table has no rows; there is nothing to synthesize")
+    return [a.reshape(s) for a, s in zip(answers, shapes)]

@@ -1,0 +1,148 @@
+"""The pipeline's measurement oracle: exact answers from ``measure/``, noise and accounting from ``privacy/``.
+
+:func:`build_oracle` wraps an *answer source* (a function from a batch of queries to their exact
+integer answers, computed in one scan — :func:`spark_synth.measure.answer_queries` on a Spark
+DataFrame, or :func:`~spark_synth.measure.answer_frame` on pandas) and a
+:class:`~spark_synth.privacy.PrivacyFilter` into the
+:class:`~spark_synth.engines.base.MeasurementOracle` engines see. Exact answers are cached in
+this module's closures only: the oracle object has no attributes, so nothing an engine can reach
+through its interface holds them; they are never returned or logged.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .engines.base import SCORE_KINDS, MeasurementOracle
+from .errors import InternalError, ParameterError
+from .privacy import NoisyMeasurement, PrivacyFilter, release_query, select_index
+from .queries import Query
+from .schema import Schema
+
+AnswerSource = Callable[[list], list]
+
+
+def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSource,
+                 timings: dict | None = None) -> MeasurementOracle:
+    """An oracle over ``answer`` charged to ``privacy_filter``; ``timings`` (optional) accumulates
+    seconds spent in ``measure`` (scans), ``noise`` and the number of ``scans``."""
+    cache: dict = {}
+    clock = timings if timings is not None else {}
+
+    def exact_answers(queries: Sequence[Query]) -> list[np.ndarray]:
+        missing = [q for q in dict.fromkeys(queries) if q not in cache]
+        if missing:
+            started = time.perf_counter()
+            answers = answer(missing)
+            clock["measure"] = clock.get("measure", 0.0) + time.perf_counter() - started
+            clock["scans"] = clock.get("scans", 0) + 1
+            if len(answers) != len(missing):
+                raise InternalError("the answer source returned the wrong number of answers")
+            for q, a in zip(missing, answers):
+                cache[q] = a
+        return [cache[q] for q in queries]
+
+    return _oracle_over(schema, privacy_filter, exact_answers, clock)
+
+
+def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, clock: dict) -> MeasurementOracle:
+    def check_queries(queries, what: str) -> list[Query]:
+        queries = list(queries)
+        for q in queries:
+            if not isinstance(q, Query):
+                raise InternalError(f"{what} got {type(q).__name__}, not a Query")
+            q.answer_shape(schema)  # unknown columns etc. fail here, before anything is spent
+        return queries
+
+    class Oracle(MeasurementOracle):
+        __slots__ = ()
+
+        @property
+        def rho_total(self) -> float:
+            return privacy_filter.rho_total
+
+        @property
+        def rho_remaining(self) -> float:
+            return privacy_filter.rho_remaining
+
+        def measure(self, query: Query, rho: float) -> NoisyMeasurement:
+            (out,) = self.measure_many([(query, rho)])
+            return out
+
+        def measure_many(self, requests: Sequence[tuple[Query, float]]) -> list[NoisyMeasurement]:
+            requests = list(requests)
+            queries = check_queries([q for q, _ in requests], "measure")
+            rhos = [r for _, r in requests]
+            for q, r in requests:
+                privacy_filter.check(r, f"measurement {q.name!r}")
+            if queries:
+                privacy_filter.check(math.fsum(rhos), f"{len(queries)} measurements")
+            answers = exact_answers(queries)
+            started = time.perf_counter()
+            out = [release_query(privacy_filter, q, a, r) for q, a, r in zip(queries, answers, rhos)]
+            clock["noise"] = clock.get("noise", 0.0) + time.perf_counter() - started
+            return out
+
+        def prepare(self, queries: Sequence[Query]) -> None:
+            exact_answers(check_queries(queries, "prepare"))
+
+        def select(self, candidates, score_kind, model_answers, rho, *, weights=None, offsets=None) -> Query:
+            candidates = check_queries(candidates, "select")
+            if not candidates:
+                raise ParameterError("candidates", "at least one query to select from", [])
+            if score_kind not in SCORE_KINDS:
+                raise ParameterError("score_kind", f"one of {list(SCORE_KINDS)}", score_kind)
+            n = len(candidates)
+            weights = _public_vector(weights, n, "weights", default=1.0, nonnegative=True)
+            offsets = _public_vector(offsets, n, "offsets", default=0.0)
+            if len(model_answers) != n:
+                raise ParameterError("model_answers", f"one array per candidate ({n})", len(model_answers))
+            model = []
+            for q, m in zip(candidates, model_answers):
+                m = np.asarray(m, dtype=np.float64)
+                if m.shape != tuple(q.answer_shape(schema)) or not np.all(np.isfinite(m)):
+                    raise ParameterError(f"model answer for {q.name!r}", f"finite values of shape {q.answer_shape(schema)}", m.shape)
+                model.append(m)
+            privacy_filter.check(rho, f"selection among {n} candidates")
+            norm = 1 if score_kind == "weighted_l1" else 2
+            sensitivity = max(w * (q.l1_sensitivity if norm == 1 else q.l2_sensitivity) for w, q in zip(weights, candidates))
+            if not sensitivity > 0:
+                raise ParameterError("weights", "at least one weight > 0", list(weights))
+            exact = exact_answers(candidates)
+            scores = np.array([w * np.linalg.norm((a / q.unit - m).ravel(), ord=norm) - o
+                               for q, a, m, w, o in zip(candidates, exact, model, weights, offsets)])
+            index = select_index(privacy_filter, scores, sensitivity, rho, name=f"select[{score_kind}]",
+                                 description=f"{score_kind} error of {n} candidates: " + ", ".join(q.name for q in candidates[:5])
+                                 + (", ..." if n > 5 else ""))
+            return candidates[index]
+
+        def child(self, rho: float, label: str) -> MeasurementOracle:
+            return _oracle_over(schema, privacy_filter.child(rho, label), exact_answers, clock)
+
+        def __repr__(self) -> str:
+            return f"MeasurementOracle(rho_total={self.rho_total!r}, rho_remaining={self.rho_remaining!r})"
+
+    return Oracle()
+
+
+def _public_vector(values, n: int, name: str, default: float, nonnegative: bool = False) -> list[float]:
+    if values is None:
+        return [default] * n
+    values = [float(v) for v in values]
+    if len(values) != n or not all(math.isfinite(v) and (v >= 0 or not nonnegative) for v in values):
+        raise ParameterError(name, f"{n} finite numbers" + (" >= 0" if nonnegative else ""), values)
+    return values
+
+
+def oracle_over_frame(frame, schema: Schema, privacy_filter: PrivacyFilter, policy="clip",
+                      timings: dict | None = None) -> MeasurementOracle:
+    """The same oracle over a pandas DataFrame (single-machine use, tests, benchmarks): exact
+    answers by :func:`~spark_synth.measure.answer_frame`, noise and accounting as on Spark."""
+    from .measure import answer_frame
+    from .schema import OutOfDomainPolicy
+
+    return build_oracle(schema, privacy_filter, lambda queries: answer_frame(frame, schema, queries, OutOfDomainPolicy(policy)), timings)

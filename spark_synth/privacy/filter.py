@@ -1,0 +1,90 @@
+"""A privacy filter: a total zCDP budget fixed before the first call, charged call by call.
+
+Every call states its ρ (chosen adaptively from earlier noisy outputs if the caller likes: zCDP
+admits privacy filters — Feldman & Zrnic 2021, Whitehouse et al. 2023 — so the composition of
+all calls is ρ_total-zCDP as long as their ρ add up to at most ρ_total). A call that would exceed
+what is left is refused before anything is measured. A child filter holds a fixed share of its
+parent's budget (reserved at creation); its calls go into the same report, labelled with its scope.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+from ..errors import BudgetExhausted, InternalError, ParameterError
+from .budget import PrivacyBudget
+from .report import PrivacyReport, ReportEntry
+
+
+def check_rho(rho: object, what: str) -> float:
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not math.isfinite(rho) or rho <= 0:
+        raise ParameterError(f"rho of {what}", "a finite number > 0", rho)
+    return float(rho)
+
+
+def split_rho(total: float, weights) -> list[float]:
+    """``total`` split in proportion to ``weights`` (all > 0), never adding up to more than ``total``."""
+    weights = [float(w) for w in weights]
+    if not weights or any(not math.isfinite(w) or w <= 0 for w in weights):
+        raise ParameterError("budget weights", "a non-empty list of finite numbers > 0", weights)
+    total_weight = math.fsum(weights)
+    shares = [total * w / total_weight for w in weights]
+    while math.fsum(shares) > total:  # guard against upward rounding
+        shares = [math.nextafter(r, 0.0) for r in shares]
+    return shares
+
+
+class PrivacyFilter:
+    """Charges calls against a fixed ρ; children hold reserved shares of it."""
+
+    def __init__(self, budget: PrivacyBudget, *, fit_id: str | None = None):
+        self.budget = budget
+        self.fit_id = fit_id or uuid.uuid4().hex
+        self.rho_total = budget.rho
+        self.scope = ""
+        self._log: list[ReportEntry] = []
+        self._charged: list[float] = []
+        self._reserved: list[float] = []
+
+    @property
+    def rho_remaining(self) -> float:
+        return max(0.0, self.rho_total - math.fsum(self._charged + self._reserved))
+
+    def check(self, rho: float, what: str) -> None:
+        """Refuse (before anything is computed) a call of cost ``rho`` that does not fit."""
+        rho = check_rho(rho, what)
+        if math.fsum([*self._charged, *self._reserved, rho]) > self.rho_total:
+            where = f" of {self.scope}" if self.scope else ""
+            raise BudgetExhausted(f"{what} asks rho={rho!r} but only {self.rho_remaining!r} of the budget{where} "
+                                  f"(rho={self.rho_total!r}) is left; nothing was measured")
+
+    def charge(self, entry: ReportEntry) -> None:
+        """Record an accounted call (its certified ρ), refusing one that overspends."""
+        self.check(entry.rho, f"{entry.kind} {entry.name!r}")
+        self._charged.append(entry.rho)
+        self._log.append(entry if not self.scope else _scoped(entry, self.scope))
+
+    def child(self, rho: float, label: str) -> "PrivacyFilter":
+        """A filter holding ``rho`` of this one's budget (reserved now) for calls labelled ``label``."""
+        if not isinstance(label, str) or not label or "/" in label:
+            raise ParameterError("child oracle label", "a non-empty name without '/'", label)
+        self.check(rho, f"child budget {label!r}")
+        self._reserved.append(float(rho))
+        child = object.__new__(PrivacyFilter)
+        child.budget, child.fit_id, child.rho_total = self.budget, self.fit_id, float(rho)
+        child.scope = f"{self.scope}/{label}" if self.scope else label
+        child._log, child._charged, child._reserved = self._log, [], []
+        return child
+
+    def report(self) -> PrivacyReport:
+        if self.scope:
+            raise InternalError("the report is made by the root filter")
+        return PrivacyReport(fit_id=self.fit_id, epsilon_requested=self.budget.epsilon, delta=self.budget.delta,
+                             rho_requested=self.rho_total, entries=tuple(self._log))
+
+
+def _scoped(entry: ReportEntry, scope: str) -> ReportEntry:
+    from dataclasses import replace
+
+    return replace(entry, scope=scope)

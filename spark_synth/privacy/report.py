@@ -1,0 +1,98 @@
+"""The computation report of one fit: its budget, and every selection and measurement, in order.
+
+Typed values (no dicts read by string keys): :class:`ReportEntry` is one accounted call,
+:class:`PrivacyReport` the whole fit. ``to_dict`` / ``from_dict`` give the JSON stored beside a
+saved synthesizer and logged to MLflow (``privacy_report.json``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from ..errors import UserInputError
+from .budget import NEIGHBOURING_RELATION
+from .conversions import epsilon_from_rho
+
+CONVERSION = "zCDP -> (epsilon, delta): Canonne, Kamath & Steinke 2020, Corollary 13"
+MEASUREMENT, SELECTION = "measurement", "selection"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportEntry:
+    """One accounted call: a noisy measurement or a private selection.
+
+    ``sigma`` is a measurement's Gaussian noise scale (real units, at ``l2_sensitivity``); a
+    selection has the Gumbel ``scale`` of its exponential mechanism at ``score_sensitivity`` and
+    chose among ``candidates`` queries. ``scope`` names the child oracle (e.g. ``partition[0]``)
+    that made the call; empty for the top level.
+    """
+
+    kind: str
+    name: str
+    query: str
+    mechanism: str
+    rho: float
+    l2_sensitivity: float | None = None
+    sigma: float | None = None
+    score_sensitivity: float | None = None
+    scale: float | None = None
+    candidates: int | None = None
+    scope: str = ""
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivacyReport:
+    """A fit's budget, spend and entries; ``fit_id`` identifies the fit (one charge per fit)."""
+
+    fit_id: str
+    epsilon_requested: float
+    delta: float
+    rho_requested: float
+    entries: tuple[ReportEntry, ...] = ()
+    neighbouring_relation: str = NEIGHBOURING_RELATION
+    conversion: str = CONVERSION
+    rho_spent: float = field(init=False)
+    epsilon_spent: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        rho = math.fsum(e.rho for e in self.entries)
+        object.__setattr__(self, "rho_spent", rho)
+        object.__setattr__(self, "epsilon_spent", epsilon_from_rho(rho, self.delta))
+
+    @property
+    def measurements(self) -> tuple[ReportEntry, ...]:
+        return tuple(e for e in self.entries if e.kind == MEASUREMENT)
+
+    @property
+    def selections(self) -> tuple[ReportEntry, ...]:
+        return tuple(e for e in self.entries if e.kind == SELECTION)
+
+    def to_dict(self) -> dict:
+        return {
+            "fit_id": self.fit_id,
+            "neighbouring_relation": self.neighbouring_relation,
+            "epsilon_requested": self.epsilon_requested,
+            "delta": self.delta,
+            "rho_requested": self.rho_requested,
+            "rho_spent": self.rho_spent,
+            "epsilon_spent": self.epsilon_spent,
+            "conversion": self.conversion,
+            "releases": [e.to_dict() for e in self.entries],
+        }
+
+    @classmethod
+    def from_dict(cls, raw: object, where: str = "the privacy report") -> "PrivacyReport":
+        """Rebuild a report from :meth:`to_dict` output; a malformed one is a one-line error."""
+        try:
+            known = {f.name for f in fields(ReportEntry)}
+            entries = tuple(ReportEntry(**{"kind": MEASUREMENT, **{k: v for k, v in r.items() if k in known}}) for r in raw["releases"])
+            report = cls(fit_id=str(raw.get("fit_id", "")), epsilon_requested=raw["epsilon_requested"], delta=raw["delta"],
+                         rho_requested=raw["rho_requested"], entries=entries,
+                         neighbouring_relation=raw["neighbouring_relation"], conversion=raw.get("conversion", CONVERSION))
+        except (TypeError, KeyError, AttributeError, ValueError) as exc:
+            raise UserInputError(f"{where} is malformed ({type(exc).__name__}: {exc}); it must be a spark-synth privacy report") from None
+        return report

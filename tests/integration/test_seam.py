@@ -1,0 +1,141 @@
+"""The engine seam on Spark: one scan per round, executor tasks, a new engine without touching the
+pipeline, and the same models and rows as before the seam for the same noise."""
+
+import gzip
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spark_synth.privacy.mechanisms as mechanisms
+from spark_synth import Synthesizer, load_schema
+from spark_synth.cli import main
+from spark_synth.engines import ENGINES, LocalTaskRunner, register_engine
+from spark_synth.io import read_input
+from spark_synth.measure import answer_frame, answer_queries
+from spark_synth.queries import MarginalQuery, MomentQuery
+from spark_synth.tasks import SparkTaskRunner
+from tests.tiny_engine import TinySelectEngine
+
+pytestmark = pytest.mark.spark
+REPLAY = Path(__file__).resolve().parents[1] / "data" / "pre_seam_replay.json.gz"
+
+
+def _draw(task, seed):
+    return task, float(np.random.default_rng(seed).random())
+
+
+def _fail(task, seed):
+    raise ValueError(f"task {task} refuses")
+
+
+def _timed_sleep(task, seed):
+    started = time.time()
+    time.sleep(1.5)
+    return started, time.time()
+
+
+def test_spark_task_runner_matches_the_local_runner_and_reraises(spark):
+    runner = SparkTaskRunner(spark)
+    tasks = ["a", "b", "c", "d", "e"]
+    assert runner.map(_draw, tasks, seed=3) == LocalTaskRunner().map(_draw, tasks, seed=3)
+    assert runner.map(_draw, tasks, seed=3) != runner.map(_draw, tasks, seed=4)
+    assert runner.map(_draw, []) == []
+    with pytest.raises(ValueError, match="task b refuses"):
+        runner.map(_fail, ["b"])
+
+
+def test_two_tasks_run_concurrently_on_local_2(spark):
+    (a_start, a_end), (b_start, b_end) = SparkTaskRunner(spark).map(_timed_sleep, [0, 1])
+    assert max(a_start, b_start) < min(a_end, b_end), "the two tasks did not overlap in time"
+
+
+def test_one_scan_answers_every_kind_and_equals_numpy(spark, adult_sample_paths):
+    data, schema_path = adult_sample_paths
+    schema = load_schema(schema_path)
+    width = sum(c.size if c.type.value == "categorical" else 1 + c.nullable for c in schema)
+    rng = np.random.default_rng(0)
+    directions = rng.normal(size=(6, width))
+    directions /= np.abs(directions).sum(axis=1, keepdims=True)  # |w·x| ≤ ‖w‖₁ max|x| ≤ 1
+    queries = [MarginalQuery(("age",)), MarginalQuery(("sex", "race")), MomentQuery(name="m", directions=directions, degree=5)]
+    df = read_input(spark, data).repartition(3)
+    distributed = answer_queries(df, schema, queries)
+    local = answer_frame(df.toPandas(), schema, queries)
+    for d, n in zip(distributed, local):
+        assert d.dtype == np.int64 and np.array_equal(d, n)
+
+
+@pytest.mark.parametrize("engine, options, passes", [("independent", {}, 1), ("splice", {"steps": 5, "quantile_encoding": 0.0}, 1),
+                                                      ("splice", {"steps": 5}, 2)])
+def test_measure_passes_per_round(spark, adult_sample_paths, engine, options, passes):
+    data, schema = adult_sample_paths
+    synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
+    assert synth.measure_passes_ == passes
+
+
+@pytest.fixture
+def tiny_engine():
+    register_engine(TinySelectEngine)
+    yield TinySelectEngine
+    ENGINES.pop(TinySelectEngine.name)
+
+
+def test_a_new_engine_needs_only_a_registration(spark, adult_sample_paths, tiny_engine, tmp_path, capsys):
+    data, schema_path = adult_sample_paths
+    synth = Synthesizer("tiny-select", epsilon=1.0, delta=1e-9, engine_options={"rounds": 2}).fit(read_input(spark, data), schema_path)
+    report = synth.privacy_report_
+    kinds = [e.kind for e in report.entries]
+    assert kinds == ["measurement"] * 15 + ["selection", "measurement"] * 2
+    assert report.epsilon_spent == pytest.approx(1.0, rel=1e-9) and report.epsilon_spent <= 1.0
+    assert synth.measure_passes_ == 2  # the 1-way histograms, then the whole 2-way candidate workload
+    assert len(synth.model_.pairs) == 2 and synth.sample(300, seed=1, spark=spark).count() == 300
+    out = tmp_path / "tiny.parquet"
+    assert main(["run", "--input", data, "--schema", schema_path, "--engine", "tiny-select", "--engine-option", "rounds=1",
+                 "--epsilon", "1", "--delta", "1e-9", "--rows", "50", "--output", str(out), "--no-mlflow"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "tiny-select"
+    with pytest.raises(Exception, match="tiny-select.rounds"):
+        Synthesizer("tiny-select", epsilon=1.0, delta=1e-9, engine_options={"rounds": 0})
+
+
+def _close(a, b, path="state"):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            _close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=1e-12, abs=1e-15), path
+    else:
+        assert a == b, path
+
+
+@pytest.mark.parametrize("engine", ["independent", "splice"])
+def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_paths, engine, monkeypatch):
+    """Regression: the noise drawn by the pre-seam pipeline (tests/data/record_pre_seam.py, run on the
+    commit before the seam) is replayed; the same budget split, models and rows must come out."""
+    with gzip.open(REPLAY, "rt") as f:
+        recorded = json.load(f)[engine]
+    replay = iter(recorded["noisy_integer_values"])
+
+    def replayed_noise(values, measurement, integer):
+        noisy = np.asarray(next(replay), dtype=np.float64)
+        assert integer and noisy.size == np.asarray(values).size
+        return noisy.reshape(np.shape(values))
+
+    monkeypatch.setattr(mechanisms, "add_gaussian_noise", replayed_noise)
+    data, schema = adult_sample_paths
+    synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=recorded["options"]).fit(read_input(spark, data), schema)
+    assert next(replay, None) is None  # every recorded release was replayed, in order
+    assert [(e.name, e.sigma, e.rho) for e in synth.privacy_report_.entries] == [
+        (r["name"], r["sigma"], r["rho"]) for r in recorded["releases"]]
+    assert synth.privacy_report_.rho_spent == recorded["rho_spent"]
+    _close(recorded["model_state"], json.loads(json.dumps(synth.model_.to_state())))
+    codes = synth.model_.sample_codes(3000, np.random.default_rng(7))
+    assert np.array_equal(codes, np.asarray(recorded["sample_codes"]))
+    rows = synth.sample(400, seed=11, spark=spark, partitions=2).toPandas()
+    assert rows.to_csv(index=False) == recorded["spark_sample_csv"]

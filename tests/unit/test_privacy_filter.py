@@ -1,0 +1,83 @@
+"""The privacy filter: exact splits, exact spend, refusals that leave the report consistent, children."""
+
+import math
+
+import numpy as np
+import pytest
+
+from spark_synth.errors import BudgetExhausted, ParameterError
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter, PrivacyReport, release_query, split_rho
+from spark_synth.queries import MarginalQuery
+
+
+def test_split_is_proportional_and_never_exceeds_the_total():
+    budget = PrivacyBudget(1.0, 1e-9)
+    shares = split_rho(budget.rho, [1, 2, 3, 0.5, 7])
+    assert math.fsum(shares) <= budget.rho
+    assert math.fsum(shares) == pytest.approx(budget.rho, rel=1e-12)
+    assert shares[1] == pytest.approx(2 * shares[0], rel=1e-12)
+    for bad in ([], [1, 0], [1, -1], [float("nan")]):
+        with pytest.raises(ParameterError, match="budget weights"):
+            split_rho(1.0, bad)
+
+
+def test_spending_everything_reports_the_requested_epsilon():
+    budget = PrivacyBudget(1.0, 1e-9)
+    privacy_filter = PrivacyFilter(budget)
+    for i, rho in enumerate(split_rho(privacy_filter.rho_total, [1.0] * 15)):
+        release_query(privacy_filter, MarginalQuery((f"c{i}",)), np.zeros(3, dtype=np.int64), rho)
+    report = privacy_filter.report()
+    assert report.rho_spent <= budget.rho and report.epsilon_spent <= 1.0
+    assert report.epsilon_spent == pytest.approx(1.0, rel=1e-9)
+    assert len(report.measurements) == 15 and privacy_filter.rho_remaining == pytest.approx(0.0, abs=1e-15)
+
+
+def test_a_call_beyond_the_total_is_refused_and_the_report_stays_consistent():
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    half = privacy_filter.rho_total / 2
+    release_query(privacy_filter, MarginalQuery(("a",)), np.array([3, 4]), half)
+    before = privacy_filter.report()
+    with pytest.raises(BudgetExhausted, match="nothing was measured"):
+        release_query(privacy_filter, MarginalQuery(("b",)), np.array([3, 4]), half * (1 + 1e-9))
+    after = privacy_filter.report()
+    assert after.entries == before.entries and after.rho_spent == before.rho_spent
+    release_query(privacy_filter, MarginalQuery(("b",)), np.array([3, 4]), privacy_filter.rho_remaining)
+    assert privacy_filter.report().rho_spent <= privacy_filter.rho_total
+    for bad in (0.0, -1.0, float("inf"), float("nan"), "1"):
+        with pytest.raises((ParameterError, BudgetExhausted)):
+            privacy_filter.check(bad, "x")
+
+
+def test_gaussian_calibration_is_exact_and_reported():
+    """σ = Δ/√(2ρ) for the stated ρ, and the certified cost is that ρ."""
+    budget = PrivacyBudget(1.0, 1e-9)
+    privacy_filter = PrivacyFilter(budget)
+    out = release_query(privacy_filter, MarginalQuery(("c",), name="only"), np.array([5, 6, 7]), budget.rho)
+    assert out.sigma == pytest.approx(1.0 / math.sqrt(2 * budget.rho), rel=1e-12)
+    assert out.query.name == "only" and out.name == "only" and out.columns == ("c",)
+    (record,) = privacy_filter.report().entries
+    assert record.kind == "measurement" and record.rho == out.rho
+    assert record.rho == pytest.approx(budget.rho, rel=1e-12) and record.rho <= budget.rho
+    assert record.l2_sensitivity == 1.0 and record.sigma == out.sigma
+    report = privacy_filter.report()
+    assert report.neighbouring_relation == "add/remove one row"
+    assert len(report.fit_id) == 32 and PrivacyFilter(budget).fit_id != report.fit_id  # one identity per fit
+    assert PrivacyReport.from_dict(report.to_dict()) == report
+
+
+def test_child_holds_a_fixed_share_and_reports_under_the_parent():
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    total = privacy_filter.rho_total
+    child = privacy_filter.child(total / 4, "partition[0]")
+    assert child.rho_total == total / 4 and privacy_filter.rho_remaining == pytest.approx(0.75 * total)
+    grandchild = child.child(total / 8, "fpt")
+    release_query(grandchild, MarginalQuery(("a",)), np.array([1, 2]), total / 8)
+    with pytest.raises(BudgetExhausted):
+        release_query(grandchild, MarginalQuery(("a",)), np.array([1, 2]), total / 1e6)
+    with pytest.raises(BudgetExhausted):
+        child.child(total / 8 * 1.001, "too-big")
+    with pytest.raises(BudgetExhausted):
+        privacy_filter.child(0.76 * total, "too-big")
+    report = privacy_filter.report()
+    (entry,) = report.entries
+    assert entry.scope == "partition[0]/fpt" and report.rho_spent == entry.rho
