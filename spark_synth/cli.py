@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="values outside the schema: clip numbers / null unknown categories (default), or error")
         p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an engine option, repeatable (e.g. --engine-option components=64; see docs/splice.md)")
+        p.add_argument("--dataset-id", default=None, metavar="ID",
+                       help="the table's budget ledger this fit is charged to when MLflow is on, refused past its "
+                            "cap (default: the input; see `spark-synth budget --source-table ID`)")
 
     def common_out_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--rows", required=True, type=int, help="number of synthetic rows to write")
@@ -68,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     common_env_args(run)
     run.add_argument("--evaluate", action="store_true",
                      help="split the input (deterministic train/hold-out), fit on train only, then evaluate the "
-                          "output (NOT private; writes metrics.json + report.html, logs them to MLflow)")
+                          "output (NOT private; writes metrics.json + report.html, logs them to their own MLflow "
+                          "run nested under the fit's)")
     run.add_argument("--evaluate-out", default=None, help="evaluation directory (default: OUTPUT_evaluation beside a path output)")
     run.add_argument("--target", default=None, help="target column for TSTR/TRTR (default: the schema's target)")
     run.add_argument("--holdout-fraction", type=float, default=0.2, help="share of real rows held out (default 0.2)")
@@ -101,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0, help="seed of the split, samples and projections (default 0)")
     ev.add_argument("--privacy-report", default=None,
                     help="privacy_report.json of the fit, or a saved synthesizer directory (shown in the report)")
-    ev.add_argument("--mlflow-run-id", default=None, help="log into this existing MLflow run (default: a new run)")
+    ev.add_argument("--mlflow-run-id", default=None,
+                    help="log into this existing MLflow run, or into a new run nested under it when it holds a fit "
+                         "(default: a new run)")
     ev.add_argument("--overwrite", action="store_true", help="replace metrics.json/report.html in --out")
     common_env_args(ev)
 
@@ -157,6 +163,7 @@ _JOB_FLAGS = {
     "overwrite": dict(action="store_true", default=None, help="replace an existing output"),
     "mlflow": dict(action=argparse.BooleanOptionalAction, default=None, help="log to MLflow"),
     "spark_profile": dict(help="conf/spark profile when no Spark session exists (not under spark-submit)"),
+    "dataset_id": dict(help="the table's budget ledger the fit is charged to when MLflow is on (default: the input)"),
 }
 
 
@@ -223,7 +230,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
             rows=args.rows, output=args.output, seed=args.seed, out_of_domain=args.out_of_domain,
             overwrite=args.overwrite, mlflow=args.mlflow, spark_profile=args.spark_profile,
-            engine_options=engine_options(args.engine, args.engine_option),
+            engine_options=engine_options(args.engine, args.engine_option), dataset_id=args.dataset_id,
         )
         if not args.evaluate:
             return run(config)
@@ -254,7 +261,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
         return fit_and_save(
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
             model=args.model, out_of_domain=args.out_of_domain, mlflow=args.mlflow, spark_profile=args.spark_profile,
-            engine_options=engine_options(args.engine, args.engine_option),
+            engine_options=engine_options(args.engine, args.engine_option), dataset_id=args.dataset_id,
         )
     from .commands import load_and_sample
 

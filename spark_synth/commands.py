@@ -13,16 +13,20 @@ from ._version import __version__
 from .config import RunConfig, check_rows, check_seed
 from .errors import ParameterError
 from .pipeline import MODEL_FILE, Synthesizer
-from .privacy import PrivacyReport
+from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
 
 
 def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
-    """Read → fit → sample → write (→ MLflow). Returns the one-line summary as a dict.
+    """Read → fit → charge → sample → write (→ MLflow). Returns the one-line summary as a dict.
 
+    With MLflow on, the fit is charged to its dataset's budget ledger (``config.dataset_id``, default
+    the input) right after fitting, before anything is written; past the dataset's cap it raises
+    :class:`~spark_synth.errors.BudgetExhausted` and writes nothing.
     ``evaluate`` (options ``out``, ``target``, ``holdout_fraction``, ``seed``; ``{}`` for defaults) splits
     the input deterministically, fits on the train part only, and evaluates the written output against
-    the train and hold-out parts (NOT private: see :mod:`spark_synth.evaluate`).
+    the train and hold-out parts (NOT private: see :mod:`spark_synth.evaluate`), logged in its own
+    MLflow run nested under the fit's.
     """
     from .io import check_output, write_output
     from .session import get_spark
@@ -37,27 +41,32 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     location = check_output(spark, config.output, config.overwrite)
     synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
                         engine_options=config.engine_options)
-    with _tracking(config.mlflow, f"run-{config.engine}") as tracker:
+    dataset = dataset_key(config.dataset_id, config.input)
+    params = _run_params(config, synth, schema, dataset)
+    with _tracking(config.mlflow, f"run-{config.engine}", dataset) as tracker:
+        tracker.check_room(synth)
         if evaluate is None:
-            _fit_from_input(synth, spark, config.input, schema, tracker, _run_params(config, synth, schema))
+            _fit_from_input(synth, spark, config.input, schema)
         else:  # fair protocol: the synthesizer only ever sees the train part
             from .evaluate import train_holdout_split
             from .io import read_input
 
             train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
             synth.fit(train, schema)
-            tracker.log_fit({**_run_params(config, synth, schema), "fit_on": "train part (evaluate)"}, synth.privacy_report_, synth.timings_)
-        tracker.log_model(synth, config.input)  # the pyfunc model `spark-synth release` registers
-        write_started = time.perf_counter()
-        written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
-        timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
-        tracker.log_output(written, config.rows, synth.last_seed_, timings)
+            params["fit_on"] = "train part (evaluate)"
+        with tracker.charge(synth.privacy_report_):
+            tracker.log_fit(params, synth.privacy_report_, synth.timings_)
+            tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
+            write_started = time.perf_counter()
+            written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
+            timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
+            tracker.log_output(written, config.rows, synth.last_seed_, timings)
         evaluation = None
         if evaluate is not None:
             from .evaluate.command import evaluate_after_run
 
             evaluation = evaluate_after_run(spark, written, train, holdout, schema, synth.privacy_report_, evaluate,
-                                            log_to_mlflow=tracker.run_id is not None)
+                                            fit_run_id=tracker.run_id)
     report = synth.privacy_report_
     extra = {"evaluation": evaluation} if evaluation is not None else {}
     return {
@@ -74,14 +83,20 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "timings": {k: round(v, 3) for k, v in {**synth.timings_, **timings}.items()},
         "measure_passes": synth.measure_passes_,
         "mlflow_run_id": tracker.run_id,
+        "dataset_id": dataset,
+        "ledger": tracker.charged,
         **extra,
     }
 
 
 def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta: float, model: str,
                  out_of_domain: str = "clip", mlflow: bool = True, spark_profile: str = "local", spark=None,
-                 engine_options: dict | None = None) -> dict:
-    """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``)."""
+                 engine_options: dict | None = None, dataset_id: str | None = None) -> dict:
+    """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``).
+
+    With MLflow on, the fit is charged to the ledger of ``dataset_id`` (default: the input) before
+    it is saved; past the dataset's cap it raises :class:`~spark_synth.errors.BudgetExhausted`.
+    """
     from .session import get_spark
 
     started = time.perf_counter()
@@ -89,17 +104,22 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
+    dataset = dataset_key(dataset_id, input)
     spark = spark or get_spark(spark_profile)
-    params = {**_fit_params(synth, input, schema, parsed), "model": model}
-    with _tracking(mlflow, f"fit-{engine}") as tracker:
-        _fit_from_input(synth, spark, input, parsed, tracker, params)
-        saved = synth.save(model)
-        tracker.log_model_dir(saved)
-        tracker.log_model(synth, input)  # the pyfunc model `spark-synth release` registers
+    params = {**_fit_params(synth, input, schema, parsed, dataset), "model": model}
+    with _tracking(mlflow, f"fit-{engine}", dataset) as tracker:
+        tracker.check_room(synth)
+        _fit_from_input(synth, spark, input, parsed)
+        with tracker.charge(synth.privacy_report_):
+            tracker.log_fit(params, synth.privacy_report_, synth.timings_)
+            saved = synth.save(model)
+            tracker.log_model_dir(saved)
+            tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
     report = synth.privacy_report_
     return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report.epsilon_spent,
             "rho_spent": report.rho_spent, "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
-            "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id}
+            "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
+            "ledger": tracker.charged}
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
@@ -119,18 +139,54 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
             "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3)}
 
 
-def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, tracker: "_Tracker", params: dict) -> None:
+def dataset_key(dataset_id: str | None, source: str) -> str:
+    """The name of the ledger a fit is charged to: the declared dataset id, else the input's ``source_key``."""
+    from .track.pyfunc import source_key
+
+    if dataset_id is not None and (not isinstance(dataset_id, str) or not dataset_id.strip()):
+        raise ParameterError("dataset_id (--dataset-id)", "a non-empty dataset id naming the table's budget ledger", dataset_id)
+    return source_key(dataset_id if dataset_id is not None else source)
+
+
+def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema) -> None:
     from .io import read_input
 
     synth.fit(read_input(spark, source), schema)
-    tracker.log_fit(params, synth.privacy_report_, synth.timings_)
 
 
 class _Tracker:
-    """MLflow logging when enabled; does nothing when the user passed ``--no-mlflow``."""
+    """MLflow logging and ledger charging when enabled; does nothing when the user passed ``--no-mlflow``."""
 
-    def __init__(self, run=None):
+    def __init__(self, run=None, dataset: str | None = None):
         self.run_id = run.info.run_id if run is not None else None
+        self.dataset = dataset
+        self.charged: dict | None = None
+
+    def _ledger(self):
+        from .track import BudgetLedger
+
+        return BudgetLedger(self.dataset)
+
+    def check_room(self, synth: Synthesizer) -> None:
+        """Refuse before reading any row when the requested budget cannot fit under the dataset's cap."""
+        if self.run_id:
+            rho = PrivacyBudget(synth.epsilon, synth.delta).rho
+            self._ledger().check_room(rho, f"a fit requesting epsilon={synth.epsilon:g} at delta={synth.delta:g}")
+
+    @contextmanager
+    def charge(self, report: PrivacyReport):
+        """Charge fit ``report`` to the dataset's ledger (refused past its cap); the body writes the outputs."""
+        if not self.run_id:
+            yield None
+            return
+        ledger = self._ledger()
+        with ledger.reserve(kind="fit", fit_id=report.fit_id, fit_run_id=self.run_id, rho=report.rho_spent,
+                            epsilon=report.epsilon_spent, delta=report.delta) as reservation:
+            total = reservation.cumulative
+            self.charged = {"dataset_id": ledger.source, "ledger_experiment": ledger.experiment_name,
+                            "cumulative_rho": total["rho"], "cumulative_epsilon": total["epsilon"],
+                            "cumulative_delta": total["delta"]}
+            yield reservation
 
     def log_fit(self, params: dict, report: PrivacyReport, timings: dict) -> None:
         if self.run_id:
@@ -158,7 +214,7 @@ class _Tracker:
 
 
 @contextmanager
-def _tracking(enabled: bool, run_name: str):
+def _tracking(enabled: bool, run_name: str, dataset: str | None = None):
     if not enabled:
         yield _Tracker()
         return
@@ -166,16 +222,17 @@ def _tracking(enabled: bool, run_name: str):
     from .track import tracked_run
 
     with tracked_run(spark_synth_home(), run_name=run_name) as active:
-        yield _Tracker(active)
+        yield _Tracker(active, dataset)
 
 
-def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schema) -> dict:
+def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schema, dataset: str) -> dict:
     """MLflow parameters of a fit (shared by ``run`` and ``fit``)."""
     return {
         "engine": synth.engine,
         "epsilon": synth.epsilon,
         "delta": synth.delta,
         "input": source,
+        "dataset_id": dataset,
         "schema": schema_path,
         "out_of_domain": synth.out_of_domain,
         "n_columns": len(schema),
@@ -184,6 +241,6 @@ def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schem
     }
 
 
-def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema) -> dict:
-    return {**_fit_params(synth, config.input, config.schema, schema),
+def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema, dataset: str) -> dict:
+    return {**_fit_params(synth, config.input, config.schema, schema, dataset),
             "rows": config.rows, "seed": config.seed, "output": config.output}

@@ -47,6 +47,7 @@ class RunConfig:
     mlflow: bool = True
     spark_profile: str = "local"
     engine_options: dict | None = None
+    dataset_id: str | None = None
 
     def __post_init__(self) -> None:
         from .engines import ENGINES  # engines and privacy never import pyspark: this stays Spark-free
@@ -64,6 +65,8 @@ class RunConfig:
         check_policy(self.out_of_domain)
         if self.engine_options is not None and not isinstance(self.engine_options, dict):
             raise ParameterError("engine_options", "a mapping of option name -> value", self.engine_options)
+        if self.dataset_id is not None:
+            _check_value("dataset_id", self.dataset_id, "dataset_id")
 
     @classmethod
     def from_dict(cls, raw: dict) -> "RunConfig":
@@ -87,9 +90,9 @@ class RunConfig:
 #: (plus a free-text ``description``); a job ignores the keys it does not use.
 JOB_KEYS = {
     "run": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "rows", "output", "seed",
-            "out_of_domain", "overwrite", "mlflow", "spark_profile"),
+            "out_of_domain", "overwrite", "mlflow", "spark_profile", "dataset_id"),
     "fit": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "model", "out_of_domain", "mlflow",
-            "spark_profile"),
+            "spark_profile", "dataset_id"),
     "sample": ("model", "rows", "output", "seed", "overwrite", "spark_profile"),
 }
 _REQUIRED = {"run": ("input", "schema", "epsilon", "delta", "rows", "output"),
@@ -202,6 +205,10 @@ def _check_value(key: str, value, name: str):
     if key in ("input", "schema", "output", "model", "spark_profile", "description"):
         if not isinstance(value, str) or not value.strip():
             raise ParameterError(name, "a non-empty path or table name" if key != "description" else "text", value)
+        return value
+    if key == "dataset_id":
+        if not isinstance(value, str) or not value.strip():
+            raise ParameterError(name, "a non-empty dataset id naming the table's budget ledger (e.g. main.sales.customers)", value)
         return value
     if key == "engine":
         from .engines import ENGINES

@@ -20,6 +20,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from .errors import ParameterError
+
 
 class Query(ABC):
     """A public statistic whose exact answer is an integer array (in units of ``1 / unit``)."""
@@ -59,19 +61,42 @@ class Query(ABC):
 
 @dataclass(frozen=True)
 class MarginalQuery(Query):
-    """The histogram of ``columns`` over their public codes (nulls and clipped values included)."""
+    """The histogram of ``columns`` over their public codes (nulls and clipped values included).
+
+    ``groupings`` (optional, public) maps a column's codes to coarser groups — ``groupings[k][code]``
+    is the group of that code of ``columns[k]``, groups numbered 0..G−1, ``None`` keeps the codes —
+    so the counts are over groups: a hierarchy level, or numeric bins merged into wider ranges.
+    """
 
     kind: ClassVar[str] = "marginal"
     columns: tuple[str, ...]
     name: str = field(default="", compare=False)
+    groupings: tuple | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
+        if self.groupings is not None:
+            groupings = tuple(None if g is None else tuple(int(v) for v in g) for g in self.groupings)
+            if len(groupings) != len(self.columns):
+                raise ValueError(f"marginal over {self.columns}: one grouping (or None) per column")
+            object.__setattr__(self, "groupings", None if all(g is None for g in groupings) else groupings)
         if not self.name:
-            object.__setattr__(self, "name", f"marginal[{', '.join(self.columns)}]")
+            coarse = [f"{c}/{max(g) + 1}" if g else c for c, g in zip(self.columns, self.groupings or [None] * len(self.columns))]
+            object.__setattr__(self, "name", f"marginal[{', '.join(coarse)}]")
 
     def answer_shape(self, schema) -> tuple[int, ...]:
-        return tuple(schema[c].size for c in self.columns)
+        sizes = tuple(schema[c].size for c in self.columns)
+        if self.groupings is None:
+            return sizes
+        shape = []
+        for column, size, groups in zip(self.columns, sizes, self.groupings):
+            if groups is None:
+                shape.append(size)
+                continue
+            if len(groups) != size or min(groups) < 0 or set(groups) != set(range(max(groups) + 1)):
+                raise ValueError(f"grouping of column {column!r} must map its {size} codes onto groups 0..G-1, each used")
+            shape.append(max(groups) + 1)
+        return tuple(shape)
 
     @property
     def l2_sensitivity(self) -> float:
@@ -86,6 +111,20 @@ class MarginalQuery(Query):
         return f"counts over ({', '.join(self.columns)})"
 
 
+#: Default public bound on the rows one moment query is summed over; it sizes the fixed point.
+DEFAULT_MAX_ROWS = 10**12
+#: Most fraction bits a moment query may use (a chunk of 2^13 rows then sums within 2^62 exactly).
+MAX_FRACTION_BITS = 48
+
+
+def fraction_bits_for(max_rows: int) -> int:
+    """The largest b with max_rows · 2^b ≤ 2^62, i.e. floor(62 − log2(max_rows × 1)) for the largest
+    per-row entry |T_1(z)| ≤ 1 (2^b in units), capped at :data:`MAX_FRACTION_BITS`. Public."""
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or not 1 <= max_rows <= 2**61:
+        raise ParameterError("max_rows", "a whole number in [1, 2^61] (a public bound on the row count)", max_rows)
+    return min(MAX_FRACTION_BITS, 62 - (max_rows - 1).bit_length())
+
+
 @dataclass(frozen=True, eq=False)
 class MomentQuery(Query):
     """Sliced Chebyshev moment sums: S[l, j] = Σ_rows T_j(w_lᵀ x) / √j for j = 1..degree.
@@ -94,8 +133,9 @@ class MomentQuery(Query):
     :class:`~spark_synth.schema.embedding.Embedding`, already scaled so that |w_lᵀ x| ≤ 1 for
     every possible row. Sums are accumulated in fixed point (each row's entry rounded to the nearest
     multiple of 2^-fraction_bits), so each row contributes at most 1/√j + 2^-(bits+1) per entry.
-    With 36 bits the sums stay exact for tables of up to 2^26 ≈ 67 million rows; larger tables
-    need fewer bits (an error says so).
+    By default ``fraction_bits`` is derived from the public bound ``max_rows`` (10^12 rows: 22
+    bits), so the sums stay exact up to that many rows; each released sum is clamped to ±2^62 as a
+    safety net (clamping is 1-Lipschitz, so it cannot raise the sensitivity).
 
     ``value_knots`` (column name → images of its public bin edges in [-1, 1]) replaces the affine
     encoding of those numeric columns (see :class:`~spark_synth.schema.embedding.Embedding`); it
@@ -107,11 +147,19 @@ class MomentQuery(Query):
     name: str
     directions: np.ndarray = field(repr=False)
     degree: int
-    fraction_bits: int = 36
+    fraction_bits: int | None = None
     value_knots: dict | None = field(default=None, repr=False)
+    max_rows: int = DEFAULT_MAX_ROWS
 
     #: Released sums must fit a signed 64-bit integer (OpenDP's exact discrete Gaussian input).
     MAX_ABS_SUM: ClassVar[int] = 2**62
+
+    def __post_init__(self) -> None:
+        bits = fraction_bits_for(self.max_rows) if self.fraction_bits is None else self.fraction_bits
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= MAX_FRACTION_BITS:
+            raise ParameterError(f"fraction_bits of {self.name!r}", f"a whole number in [1, {MAX_FRACTION_BITS}], or None "
+                                 "(derived from max_rows)", bits)
+        object.__setattr__(self, "fraction_bits", bits)
 
     @property
     def n_directions(self) -> int:

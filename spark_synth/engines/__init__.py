@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import InternalError, ParameterError
 from .base import Engine, FittedModel, LocalTaskRunner, MeasurementOracle, TaskRunner
+from .fpt import FptEngine, FptModel
 from .independent import IndependentEngine, IndependentModel
 from .splice import SpliceEngine, SpliceModel
 
@@ -27,6 +28,7 @@ def register_engine(cls: type[Engine]) -> type[Engine]:
 
 register_engine(IndependentEngine)
 register_engine(SpliceEngine)
+register_engine(FptEngine)
 
 
 def get_engine(name: str, **options) -> Engine:
@@ -43,4 +45,5 @@ def model_class(name: str) -> type[FittedModel]:
 
 
 __all__ = ["Engine", "FittedModel", "MeasurementOracle", "TaskRunner", "LocalTaskRunner", "ENGINES", "register_engine",
-           "get_engine", "model_class", "IndependentEngine", "IndependentModel", "SpliceEngine", "SpliceModel"]
+           "get_engine", "model_class", "IndependentEngine", "IndependentModel", "SpliceEngine", "SpliceModel",
+           "FptEngine", "FptModel"]

@@ -2,7 +2,9 @@
 
 **Not private**: reads real rows. Files: ``metrics.json`` and ``report.html`` in the output
 directory; with MLflow on, the numeric metrics (``eval_…`` names) and both files (artifacts under
-``evaluation/``) go to the run's MLflow entry.
+``evaluation/``) go to an evaluation run tagged ``spark_synth.evaluation=not private: reads real
+rows`` — for ``run --evaluate`` (or ``evaluate --mlflow-run-id`` of a fit run) a run nested under
+the fit's and linked to it by ``spark_synth.fit_run_id``, never the run holding the DP model.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .core import Evaluation, check_out_dir, evaluate, load_privacy_report
 from .split import check_fraction, check_seed
 from .utility import check_target
 
-#: MLflow metric names of an evaluation start with this (``spark-synth release`` copies them as tags).
+#: MLflow metric names of an evaluation start with this (``spark-synth release`` tags them ``not_private.eval_…``).
 METRIC_PREFIX = "eval_"
 
 
@@ -70,8 +72,11 @@ def default_out_dir(output: str) -> Path:
 
 
 def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, privacy_report, request: dict,
-                       log_to_mlflow: bool, progress: bool = True) -> dict:
-    """The ``run --evaluate`` step: the run's own output vs the real train / hold-out parts."""
+                       fit_run_id: str | None, progress: bool = True) -> dict:
+    """The ``run --evaluate`` step: the run's own output vs the real train / hold-out parts.
+
+    With ``fit_run_id`` (MLflow on) it is logged in a new run nested under that fit run.
+    """
     from ..io import read_input
 
     started = time.perf_counter()
@@ -80,12 +85,16 @@ def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, priv
                           privacy_report=privacy_report, progress=progress)
     evaluation.metrics["split"] = {"mode": "split", "holdout_fraction": request["holdout_fraction"], "seed": request["seed"]}
     files = evaluation.write(request["out"], overwrite=True)
-    if log_to_mlflow:
-        from ..track.mlflow_tracking import log_evaluation
+    run_id = None
+    if fit_run_id:
+        from ..track.mlflow_tracking import evaluation_child_run, log_evaluation
 
-        log_evaluation(mlflow_metrics(evaluation), files, {"holdout_fraction": request["holdout_fraction"],
-                                                           "split_seed": request["seed"], "target": request["target"]})
-    return {**files, **headline(evaluation), "seconds": round(time.perf_counter() - started, 3)}
+        with evaluation_child_run(fit_run_id) as active:
+            log_evaluation(mlflow_metrics(evaluation), files, {"holdout_fraction": request["holdout_fraction"],
+                                                               "split_seed": request["seed"], "target": request["target"]})
+            run_id = active.info.run_id
+    return {**files, **headline(evaluation), "not_private": True, "seconds": round(time.perf_counter() - started, 3),
+            "mlflow_run_id": run_id}
 
 
 def evaluate_tables(*, real: str, synthetic: str, schema: str, out: str, target: str | None = None,

@@ -12,7 +12,8 @@ def read_input(spark, source: str):
 
     CSV is read with a header and every column as a string (empty cells are nulls); the encoder
     parses values against the schema, so a malformed value is handled by the out-of-domain policy
-    and never echoed in an error message.
+    and never echoed in an error message. A quoted field may hold newlines: one record is one row
+    however many lines it spans (``multiLine``; each file is then read by one task).
     """
     fmt = format_from_extension(source)
     if fmt is None and is_table_name(source) and not filesystem.exists(spark, source):
@@ -22,7 +23,7 @@ def read_input(spark, source: str):
     if not filesystem.exists(spark, source):
         raise InputNotFoundError(f"input '{source}' does not exist; pass a CSV/Parquet file, a Delta path or a table name")
     if fmt == "csv":
-        return spark.read.options(header=True, inferSchema=False, mode="PERMISSIVE", multiLine=False).csv(source)
+        return spark.read.options(header=True, inferSchema=False, mode="PERMISSIVE", multiLine=True).csv(source)
     if fmt == "parquet":
         return spark.read.parquet(source)
     if fmt == "delta" or filesystem.exists(spark, source.rstrip("/") + "/_delta_log"):

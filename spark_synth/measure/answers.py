@@ -4,12 +4,15 @@ Each kind of query (:attr:`~spark_synth.queries.Query.kind`) has an *accumulator
 here with :func:`register_answerer`: it adds one batch of rows into a flat int64 vector. One
 ``mapInPandas`` runs every accumulator of the batch over each partition's rows (encoding each
 batch once), emits the non-zero entries, and Spark sums them exactly (as DECIMAL(38, 0)); the
-driver gets dense int64 arrays shaped by :meth:`~spark_synth.queries.Query.answer_shape`.
-:func:`answer_frame` runs the same partition function on a pandas frame (tests, benchmarks).
+driver clamps each sum to ±2^62 (a safety net: clamping is 1-Lipschitz, so it cannot raise a
+query's sensitivity) and gets dense int64 arrays shaped by
+:meth:`~spark_synth.queries.Query.answer_shape`. :func:`answer_frame` runs the same partition
+function on a pandas frame (tests, benchmarks).
 
 Refusals (documented; they reveal one bit each): an empty table, and — under the ``error``
-out-of-domain policy, or for nulls in a non-nullable column — the names of the columns holding
-values the policy refuses (never the rows or how many).
+out-of-domain policy only — the names of the columns holding values outside their declared
+domain, nulls in a non-nullable column included (never the rows or how many). Under ``clip``
+nothing else is ever refused.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataValidationError, InternalError, ParameterError
+from ..errors import DataValidationError, InternalError
 from ..queries import Query
 from ..schema import OutOfDomainPolicy, Schema
 from ..schema.encoding import encode_frame
 
-#: Every released answer must fit a signed 64-bit integer (OpenDP's exact discrete Gaussian input).
+#: Every released answer is clamped to ±2^62, so it fits OpenDP's signed 64-bit discrete Gaussian input.
 MAX_ABS_ANSWER = 2**62
 _OUT_SCHEMA = "query int, cell long, total long"
 _ROW_COUNT = -1  # query index of the partition's row count (used only for the empty-table refusal)
@@ -66,14 +69,23 @@ class Accumulator(ABC):
         self.schema, self.query = schema, query
         self.shape = tuple(int(s) for s in query.answer_shape(schema))
         self.totals = np.zeros(int(np.prod(self.shape, dtype=np.int64)), dtype=np.int64)
+        self.spilled: list[np.ndarray] = []
 
     @abstractmethod
     def add(self, batch: RowBatch) -> None:
-        """Add one batch's contribution to :attr:`totals`."""
+        """Add one batch's contribution to :attr:`totals` (directly, or by :meth:`accumulate`)."""
 
-    def overflow_error(self) -> ParameterError:
-        """The error for an answer too large for 64-bit noise (kinds with fixed point override)."""
-        return ParameterError(f"query {self.query.name!r}", "an answer that fits 62 bits", "a larger total")
+    def accumulate(self, part: np.ndarray) -> None:
+        """Add flat int64 ``part`` (|entries| ≤ 2^62) exactly: a running total that could pass
+        2^62 is set aside first (:meth:`pieces` returns it too), so int64 never wraps."""
+        if np.abs(self.totals).max(initial=0) > MAX_ABS_ANSWER - np.abs(part).max(initial=0):
+            self.spilled.append(self.totals)
+            self.totals = np.zeros_like(self.totals)
+        self.totals += part
+
+    def pieces(self) -> list[np.ndarray]:
+        """Flat int64 arrays whose exact sum is the partial answer."""
+        return [*self.spilled, self.totals]
 
 
 _ANSWERERS: dict[str, type[Accumulator]] = {}
@@ -121,8 +133,9 @@ def partition_scan(schema: Schema, queries: Sequence[Query], policy: OutOfDomain
             rows += len(batch)
         frames = []
         for index, acc in enumerate(accumulators):
-            nonzero = np.flatnonzero(acc.totals)
-            frames.append(pd.DataFrame({"query": np.int32(index), "cell": nonzero.astype(np.int64), "total": acc.totals[nonzero]}))
+            for piece in acc.pieces():  # Spark sums repeated (query, cell) rows exactly
+                nonzero = np.flatnonzero(piece)
+                frames.append(pd.DataFrame({"query": np.int32(index), "cell": nonzero.astype(np.int64), "total": piece[nonzero]}))
         bad = np.flatnonzero(rejected)
         frames.append(pd.DataFrame({"query": np.concatenate([[_ROW_COUNT], -2 - bad]).astype(np.int32), "cell": 0,
                                     "total": np.concatenate([[rows], np.ones(bad.size)]).astype(np.int64)}))
@@ -159,18 +172,29 @@ def answer_frame(frame: pd.DataFrame, schema: Schema, queries: Sequence[Query],
     return _assemble(schema, queries, shapes, partial.itertuples(index=False, name=None))
 
 
+def clamp_sum(total: int) -> int:
+    """An exact integer sum clamped to ±2^62 (1-Lipschitz, so the sensitivity still holds)."""
+    return max(-MAX_ABS_ANSWER, min(MAX_ABS_ANSWER, int(total)))
+
+
+def clamp_sums(values) -> np.ndarray:
+    """Exact integer sums (any iterable of integers) as int64, each clamped by :func:`clamp_sum`."""
+    return np.array([clamp_sum(v) for v in values], dtype=np.int64)
+
+
 def _assemble(schema: Schema, queries: Sequence[Query], shapes, entries) -> list[np.ndarray]:
-    answers = [np.zeros(int(np.prod(s, dtype=np.int64)), dtype=np.int64) for s in shapes]
+    exact: dict[tuple[int, int], int] = {}  # (query, cell) -> exact sum, in Python integers
     rows, rejected = 0, set()
     for query, cell, total in entries:
         if query == _ROW_COUNT:
-            rows += total
+            rows += int(total)
         elif query < 0:
             rejected.add(schema.names[-2 - query])
-        elif abs(total) >= MAX_ABS_ANSWER:
-            raise accumulator(schema, queries[query]).overflow_error()
         else:
-            answers[query][cell] = total
+            exact[query, cell] = exact.get((query, cell), 0) + int(total)
+    answers = [np.zeros(int(np.prod(s, dtype=np.int64)), dtype=np.int64) for s in shapes]
+    for (query, cell), total in exact.items():
+        answers[query][cell] = clamp_sum(total)
     if rejected:
         names = [n for n in schema.names if n in rejected]
         raise DataValidationError(

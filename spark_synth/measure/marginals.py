@@ -37,9 +37,11 @@ class MarginalCounter(Accumulator):
             raise ParameterError(f"marginal over {list(query.columns)}", f"at most {MAX_CELLS_PER_MARGINAL} cells (use coarser bins)",
                                  self.totals.size)
         self.positions = [schema.names.index(c) for c in query.columns]
+        self.lookups = [None if g is None else np.asarray(g, dtype=np.int64) for g in (query.groupings or [None] * len(query.columns))]
 
     def add(self, batch: RowBatch) -> None:
-        cells = np.ravel_multi_index(tuple(batch.codes[:, self.positions].T), self.shape)
+        codes = [batch.codes[:, j] if lookup is None else lookup[batch.codes[:, j]] for j, lookup in zip(self.positions, self.lookups)]
+        cells = np.ravel_multi_index(tuple(codes), self.shape)
         self.totals += np.bincount(cells, minlength=self.totals.size)
 
 

@@ -1,39 +1,82 @@
 """Sliced Chebyshev moment sums (fixed point, exact integer aggregation).
 
 Each partition embeds its rows (public embedding), projects them on all L directions at once
-(rows × directions matrix product), runs the Chebyshev recurrence T_{j+1} = 2zT_j − T_{j−1}
-vectorised over rows × directions, rounds T_j/√j to fixed point and sums as int64. Spark sums
-the partitions' integers exactly (see :mod:`spark_synth.measure.answers`); the driver gets L·k numbers.
+(rows × directions matrix product, exact on a public grid: see :func:`exact_projection`), runs the
+Chebyshev recurrence T_{j+1} = 2zT_j − T_{j−1} elementwise over rows × directions, rounds T_j/√j
+to fixed point and sums as int64, chunk by chunk
+(a chunk's sum fits 2^62 whatever the precision; a running total that could pass 2^62 is set
+aside and emitted as it is). Spark sums the partitions' integers exactly and the driver clamps
+each sum to ±2^62 (see :mod:`spark_synth.measure.answers`); the driver gets L·k numbers.
 """
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
-from ..errors import ParameterError
-from ..queries import MomentQuery
+from ..errors import InternalError, ParameterError
+from ..queries import MAX_FRACTION_BITS, MomentQuery
 from ..schema import OutOfDomainPolicy, Schema
 from ..schema.embedding import Embedding
-from .answers import Accumulator, RowBatch, answer_queries, register_answerer
+from .answers import MAX_ABS_ANSWER, Accumulator, RowBatch, answer_queries, clamp_sums, register_answerer
 
 _ROWS_PER_CHUNK = 8192
+assert _ROWS_PER_CHUNK << MAX_FRACTION_BITS <= MAX_ABS_ANSWER  # a chunk's sum always fits 2^62
+_DIRECTION_BITS = 30  # directions are rounded to multiples of 2^-30
+_MAX_ROW_BITS = 30  # embedded rows to multiples of 2^-a, a ≤ 30 chosen so the product is exact
 
 
-def chebyshev_fixed_point_sums(x: np.ndarray, query: MomentQuery) -> np.ndarray:
-    """Integer sums (L, k) of round(T_j(w_lᵀx)/√j · 2^bits) over the rows of ``x`` (n, D).
+def projection_grid(query: MomentQuery) -> tuple[np.ndarray, int]:
+    """The directions on their public grid (integers, in units of 2^-30) and the bits ``a`` of the
+    rows' grid: every partial sum of a row's products is then an integer below 2^53 (|x| ≤ 1)."""
+    w = np.rint(query.directions * 2.0**_DIRECTION_BITS)
+    if not np.isfinite(w).all():
+        raise ParameterError(f"directions of {query.name!r}", "finite numbers", "non-finite entries")
+    reach = int(np.abs(w).sum(axis=1).max(initial=1.0))  # largest Σ_t |w_t| in units: bounds |Σ_t x_t w_t|
+    row_bits = min(_MAX_ROW_BITS, 53 - reach.bit_length())
+    if row_bits < 8:
+        raise ParameterError(f"directions of {query.name!r}", "rows with an l1 norm of at most 2^15", "larger")
+    return w, row_bits
+
+
+def exact_projection(x: np.ndarray, query: MomentQuery, grid: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+    """z = xq · wqᵀ for the rows and directions rounded to their public grids. Computed in integers
+    held exactly by float64, so every summation order (BLAS kernel, batch size, position in the
+    batch) gives the same z: a row's contribution depends on that row alone."""
+    w, row_bits = grid or projection_grid(query)
+    return (np.rint(x * 2.0**row_bits) @ w.T) * 2.0 ** -(row_bits + _DIRECTION_BITS)
+
+
+def fixed_point_chunks(x: np.ndarray, query: MomentQuery) -> Iterator[np.ndarray]:
+    """Per chunk of at most 8192 rows of ``x`` (n, D): the int64 sums (L, k) of
+    round(T_j(w_lᵀx)/√j · 2^bits). Each entry is at most 2^bits, so a chunk's sum is at most 2^62.
 
     Rounding to nearest (not truncation) keeps the fixed-point error unbiased; it can move an entry
     by half a unit, which :attr:`MomentQuery.l2_sensitivity` accounts for."""
     scale = float(2**query.fraction_bits)
     inv_sqrt_j = 1.0 / np.sqrt(np.arange(1, query.degree + 1))
-    totals = np.zeros((query.n_directions, query.degree), dtype=np.int64)
+    grid = projection_grid(query)
     for start in range(0, len(x), _ROWS_PER_CHUNK):
-        z = np.clip(x[start : start + _ROWS_PER_CHUNK] @ query.directions.T, -1.0, 1.0)  # (rows, L)
+        z = exact_projection(x[start : start + _ROWS_PER_CHUNK], query, grid)  # (rows, L)
+        if not np.isfinite(z).all():  # rint(NaN) would be INT64_MIN: never round a non-finite value
+            raise InternalError(f"non-finite projection in moment query {query.name!r}")
+        z = np.clip(z, -1.0, 1.0)
+        totals = np.zeros((query.n_directions, query.degree), dtype=np.int64)
         previous, current = np.ones_like(z), z
         for j in range(1, query.degree + 1):
-            totals[:, j - 1] += np.rint(np.clip(current, -1.0, 1.0) * (inv_sqrt_j[j - 1] * scale)).astype(np.int64).sum(axis=0)
+            totals[:, j - 1] = np.rint(np.clip(current, -1.0, 1.0) * (inv_sqrt_j[j - 1] * scale)).astype(np.int64).sum(axis=0)
             previous, current = current, 2.0 * z * current - previous
-    return totals
+        yield totals
+
+
+def chebyshev_fixed_point_sums(x: np.ndarray, query: MomentQuery) -> np.ndarray:
+    """Integer sums (L, k) of round(T_j(w_lᵀx)/√j · 2^bits) over the rows of ``x`` (n, D), summed
+    exactly and clamped to ±2^62 (as the released answer is)."""
+    exact = np.zeros((query.n_directions, query.degree), dtype=object)
+    for part in fixed_point_chunks(x, query):
+        exact += part.astype(object)  # Python integers: no overflow
+    return clamp_sums(exact.ravel()).reshape(exact.shape)
 
 
 @register_answerer(MomentQuery.kind)
@@ -48,15 +91,11 @@ class MomentSummer(Accumulator):
                                  query.directions.shape[1])
 
     def add(self, batch: RowBatch) -> None:
-        self.totals += chebyshev_fixed_point_sums(batch.embedded(self.embedding), self.query).ravel()
-
-    def overflow_error(self) -> ParameterError:
-        return ParameterError("splice.moment_fraction_bits",
-                              f"fewer than {self.query.fraction_bits} for a table this large (fixed-point sums overflow 63 bits)",
-                              self.query.fraction_bits)
+        for part in fixed_point_chunks(batch.embedded(self.embedding), self.query):
+            self.accumulate(part.ravel())
 
 
 def measure_moment_sums(df, schema: Schema, query: MomentQuery, policy: OutOfDomainPolicy) -> np.ndarray:
-    """Exact fixed-point moment sums (L, k) as int64, over the whole table, in one pass."""
+    """Exact fixed-point moment sums (L, k) as int64 (clamped to ±2^62), over the whole table, in one pass."""
     (sums,) = answer_queries(df, schema, [query], policy)
     return sums

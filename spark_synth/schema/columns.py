@@ -18,6 +18,9 @@ from ..errors import SchemaError
 MAX_EXACT_INTEGER_VALUES = 128
 #: Default number of equal-width public bins for wider numeric columns.
 DEFAULT_NUMERIC_BINS = 64
+#: Widest public range ``max - min`` of a numeric column: leaves float64 headroom (≈ 1.8e308) for
+#: bin edges and centres, so every value within the bounds encodes to a finite number.
+MAX_BOUND_SPAN = 1e300
 
 
 class ColumnType(str, Enum):
@@ -68,14 +71,12 @@ class Column:
                 )
         else:
             for key in ("min", "max"):
-                value = getattr(self, key)
-                if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                    raise SchemaError(
-                        f"{where} is {self.type.value} and needs a finite public '{key}' bound; "
-                        f"got {value!r}. Bounds must come from public knowledge, never from the data."
-                    )
-            if not self.min < self.max:
+                _check_bound(where, self.type, key, getattr(self, key))
+            if not float(self.min) < float(self.max):  # as float64, which is how values are encoded
                 raise SchemaError(f"{where}: 'min' ({self.min}) must be below 'max' ({self.max})")
+            if not float(self.max) - float(self.min) <= MAX_BOUND_SPAN:
+                raise SchemaError(f"{where}: 'max' - 'min' must be at most {MAX_BOUND_SPAN:g} so the public encoding stays "
+                                  f"finite; got [{self.min}, {self.max}]. Declare narrower public bounds.")
             if self.type is ColumnType.INTEGER and (self.min != int(self.min) or self.max != int(self.max)):
                 raise SchemaError(f"{where} is integer; its bounds must be whole numbers")
             if self.bins is not None and (isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1):
@@ -176,6 +177,20 @@ class Schema:
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
+
+
+def _check_bound(where: str, kind: ColumnType, key: str, value) -> None:
+    """A public bound must be a finite number (a float64 after conversion)."""
+    ok = value is not None and not isinstance(value, bool) and isinstance(value, (int, float))
+    try:
+        ok = ok and math.isfinite(float(value))
+    except OverflowError:  # an int beyond float64
+        ok = False
+    if not ok:
+        raise SchemaError(
+            f"{where} is {kind.value} and needs a finite public '{key}' bound; "
+            f"got {value!r}. Bounds must come from public knowledge, never from the data."
+        )
 
 
 def _category_kind(value) -> str | None:

@@ -8,6 +8,10 @@
   (non-decreasing from -1 to 1, e.g. from a DP histogram), piecewise linearly through them — plus
   a null indicator coordinate if nullable.
 
+Rows are encoded first (:func:`~spark_synth.schema.encoding.encode_frame`), so a non-nullable
+column's null, unknown category or non-number is embedded as its public substitute (its first
+category; its lower bound), exactly the code the marginal counts see. Every coordinate is finite.
+
 So ‖x‖₂ ≤ √(number of columns) for every row, and a direction w supported on the blocks of a
 column set S satisfies |wᵀx| ≤ 1 when ‖w‖₂ ≤ 1/√|S| (Cauchy–Schwarz). Only public schema
 information is used.
@@ -20,14 +24,16 @@ import pandas as pd
 
 from typing import Mapping
 
-from ..errors import ParameterError
+from ..errors import InternalError, ParameterError
 from .columns import Column, ColumnType, Schema
 from .encoding import OutOfDomainPolicy, as_numbers, clipped_numbers, encode_frame
 
 
 def _to_unit(values: np.ndarray, column: Column) -> np.ndarray:
-    """The affine map of a numeric column's [min, max] onto [-1, 1]."""
-    return 2.0 * (np.asarray(values, dtype=np.float64) - column.min) / (column.max - column.min) - 1.0
+    """The affine map of a numeric column's [min, max] onto [-1, 1] (finite for any finite
+    bounds the schema accepts: the ratio is taken before doubling)."""
+    low, span = float(column.min), float(column.max) - float(column.min)
+    return 2.0 * ((np.asarray(values, dtype=np.float64) - low) / span) - 1.0
 
 
 def _one_hot(column: Column) -> bool:
@@ -101,7 +107,8 @@ class Embedding:
             r = column.n_values
             return np.linspace(-1.0, 1.0, r) if r > 1 else np.zeros(1)
         edges = column.bin_edges
-        return self.to_unit(np.clip((edges[:-1] + edges[1:]) / 2, column.min, column.max), column)
+        centres = edges[:-1] + np.diff(edges) / 2  # not (a + b) / 2, which overflows near ±1.8e308
+        return self.to_unit(np.clip(centres, column.min, column.max), column)
 
     def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy, codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n, width) embedding of raw rows, and the per-column ``rejected`` flags of the encoder
@@ -117,8 +124,10 @@ class Embedding:
                 block[:] = self.code_vectors(j)[codes[:, j]]
                 continue
             is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
-            x = clipped_numbers(as_numbers(frame[column.name]), column)
+            x = clipped_numbers(as_numbers(frame[column.name]), column)  # a non-nullable column's substitute: min
             block[:, 0] = np.where(is_null, 0.0, self.to_unit(x, column))
             if column.nullable:
                 block[:, 1] = is_null.astype(np.float64)
+        if not np.isfinite(out).all():
+            raise InternalError("the public embedding produced a non-finite coordinate")
         return out, rejected

@@ -18,10 +18,11 @@ from .columns import Column, ColumnType, Schema
 class OutOfDomainPolicy(str, Enum):
     """What to do with values outside the declared public domain.
 
-    ``clip`` (default): numbers are clipped to their bounds and unknown categories become null
-    (a non-nullable column cannot absorb them, so that is still an error). ``error``: fail closed,
-    naming the column only — how many rows were out of domain is itself private and is never
-    reported.
+    ``clip`` (default) never refuses: numbers (±inf included) are clipped to their bounds; nulls,
+    NaN, unknown categories and non-numbers become null, or — in a non-nullable column — the
+    column's public substitute (:func:`substitute_code`: its first category, or its lower bound
+    and so its first bin). ``error``: fail closed, naming the column only — how many rows were out
+    of domain is itself private and is never reported.
     """
 
     CLIP = "clip"
@@ -42,53 +43,81 @@ def encode_frame(frame: pd.DataFrame, schema: Schema, policy: OutOfDomainPolicy)
 
 
 def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) -> tuple[np.ndarray, bool]:
-    """Encode one column; returns ``(codes, rejected)`` (see :func:`encode_frame`)."""
-    is_null = pd.isna(values).to_numpy()
+    """Encode one column; returns ``(codes, rejected)`` (see :func:`encode_frame`).
+
+    Each row's code depends on that row's value only; ``rejected`` is only ever True under
+    ``error`` (a value outside the domain, or a null in a non-nullable column)."""
+    is_null = pd.isna(values).to_numpy(dtype=bool)
     if column.type.is_discrete:
         codes = _category_index(values, column, is_null)
-        unknown = (codes < 0) & ~is_null  # not one of the categories
-        unusable = unknown  # under `clip`, these become null
+        unusable = (codes < 0) & ~is_null  # not one of the categories
+        unknown = unusable
     else:
         raw = as_numbers(values)
-        unusable = ~is_null & np.isnan(raw)  # not a number at all: becomes null under `clip`
+        unusable = ~is_null & np.isnan(raw)  # not a number at all
         unknown = unusable | (~is_null & ((raw < column.min) | (raw > column.max)))
-        x = clipped_numbers(raw, column)  # `clip`: to the bounds
-        codes = np.clip(np.searchsorted(column.bin_edges, x, side="right") - 1, 0, column.n_values - 1)
-    rejected = policy is OutOfDomainPolicy.ERROR and bool(unknown.any())
+        codes = bin_codes(clipped_numbers(raw, column), column)  # `clip`: to the bounds
     is_null = is_null | unusable
-    if column.nullable:
-        codes = np.where(is_null, column.null_code, codes)
-    else:
-        rejected = rejected or bool(is_null.any())
-        codes = np.where(is_null, 0, codes)
+    if not column.nullable:
+        unknown = unknown | is_null
+    rejected = policy is OutOfDomainPolicy.ERROR and bool(unknown.any())
+    codes = np.where(is_null, column.null_code if column.nullable else substitute_code(column), codes)
     return codes.astype(np.int64), rejected
 
 
+def substitute_code(column: Column) -> int:
+    """The public code that, under ``clip``, stands in a non-nullable column for a null, NaN,
+    unknown category or non-number: 0 — the first category, or the first bin (numeric columns
+    embed it as their lower bound ``min``, see :func:`clipped_numbers`). Fixed by the schema, so
+    such a row counts like any other and nothing is refused."""
+    return 0
+
+
+def bin_codes(x: np.ndarray, column: Column) -> np.ndarray:
+    """Public bin index of numbers already within the column's bounds."""
+    return np.clip(np.searchsorted(column.bin_edges, x, side="right") - 1, 0, column.n_values - 1)
+
+
 def as_numbers(values: pd.Series) -> np.ndarray:
-    """Parse a column to float64; nulls and non-numbers become NaN."""
-    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    """Parse a column to float64, value by value: nulls and non-numbers become NaN; numbers beyond
+    float64 become ±inf (then clipped like any number)."""
+    try:
+        parsed = pd.to_numeric(values, errors="coerce")
+    except OverflowError:  # a Python int beyond float64: the same parse with it as ±inf
+        parsed = pd.to_numeric(values.map(_tame_int), errors="coerce")
+    return np.asarray(parsed.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
+def _tame_int(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:
+            return np.inf if value > 0 else -np.inf
+    return value
 
 
 def clipped_numbers(raw: np.ndarray, column: Column) -> np.ndarray:
-    """Numbers clipped to the column's public bounds (NaN placed at ``min``; callers mask nulls)."""
-    return np.clip(np.nan_to_num(raw, nan=column.min), column.min, column.max)
+    """Numbers clipped to the column's public bounds; NaN (nulls, non-numbers) placed at ``min`` —
+    the public substitute of a non-nullable column (nullable columns mask them as null)."""
+    return np.clip(np.nan_to_num(raw, nan=column.min, posinf=column.max, neginf=column.min), column.min, column.max)
 
 
 def _category_index(values: pd.Series, column: Column, is_null: np.ndarray) -> np.ndarray:
+    """Index of each value among the categories; -1 for nulls and anything else."""
     categories = pd.Index(list(column.categories))
     if column.category_kind == "string":
         lookup = values.astype(object).where(~is_null, None)
         lookup = lookup.map(lambda v: v if v is None or isinstance(v, str) else str(v))
-    else:
+        index = categories.get_indexer(lookup)
+    elif column.category_kind == "integer":
         numeric = as_numbers(values)
-        if column.category_kind == "integer":
-            whole = np.isfinite(numeric) & (numeric == np.round(numeric))
-            # Non-integral numbers can never match an integer category: mark with an impossible key.
-            sentinel = min(column.categories) - 1
-            lookup = pd.Series(np.where(whole, numeric, sentinel).astype(np.int64))
-        else:
-            lookup = pd.Series(numeric)
-    index = categories.get_indexer(lookup)
+        # Only whole numbers inside int64 can match an integer category.
+        whole = np.isfinite(numeric) & (numeric == np.round(numeric)) & (np.abs(numeric) < 2.0**63)
+        index = np.full(len(numeric), -1, dtype=np.int64)
+        index[whole] = categories.get_indexer(numeric[whole].astype(np.int64))
+    else:
+        index = categories.get_indexer(pd.Series(as_numbers(values)))
     return np.where(is_null, -1, index).astype(np.int64)
 
 

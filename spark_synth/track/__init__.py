@@ -4,8 +4,11 @@ Public API (used by the CLI, the jobs and the notebooks)::
 
     with mlflow_run("my fit") as run:              # local SQLite store, or Databricks' own
         log_synthesizer(synth, source="main.sales.customers")   # params, privacy report, pyfunc model
-    summary = release(run.info.run_id, "customers_synth", budget_cap=3.0)   # registry + ledger
+    summary = release(run.info.run_id, "customers_synth", budget_cap=3.0)   # registry + ledger (once per fit)
     rows = sample_model(summary["model_uri"], 1_000_000, seed=7)            # Spark, spends nothing
+
+One run holds one fit (a second, different synthesizer logged into it is refused); the ledger
+counts each fit once, by the ``fit_id`` of its privacy report.
 """
 
 from .ledger import BudgetLedger, LedgerEntry, compose
@@ -27,7 +30,7 @@ from .pyfunc import (
     sample_model,
     source_key,
 )
-from .release import EVAL_METRIC_PREFIX, budget, check_privacy_report, release
+from .release import EVAL_METRIC_PREFIX, NOT_PRIVATE_TAG_PREFIX, budget, check_privacy_report, release
 
 __all__ = [
     "default_tracking_uri",
@@ -48,6 +51,7 @@ __all__ = [
     "budget",
     "check_privacy_report",
     "EVAL_METRIC_PREFIX",
+    "NOT_PRIVATE_TAG_PREFIX",
     "BudgetLedger",
     "LedgerEntry",
     "compose",

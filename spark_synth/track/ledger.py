@@ -1,33 +1,37 @@
-"""The cumulative privacy budget of a source table, across all its releases.
+"""The cumulative privacy budget of a source table (or declared dataset), across all its fits.
 
 **Where the ledger lives.** One MLflow experiment per source table, named ``<prefix><table>``
 (prefix ``spark-synth-budget:`` by default; ``/Shared/spark-synth-budget-`` on Databricks, where
 experiments are workspace paths; ``$SPARK_SYNTH_LEDGER_PREFIX`` or ``--ledger-prefix`` to
-change it). Each release is one run in it, with the release's ρ, ε and δ as metrics and the fit
-run, the registered model and version as tags; the table's cap is a tag of the experiment.
+change it). The table is named by its declared dataset id (``--dataset-id``) or, by default, by
+``source_key`` of its input. Each charge is one run in it — a ``fit`` entry when ``spark-synth
+run``/``fit`` charges a fit as it is made, a ``release`` entry when ``spark-synth release``
+registers one — with the fit's ρ, ε and δ as metrics and the fit id, fit run, registered model
+and version as tags; the table's cap is a tag of the experiment.
 Why MLflow rather than a Delta table or tags on a registered model: the people who release
 synthetic data already work in MLflow (fits are MLflow runs, releases are registry versions), so
 the ledger appears where they look — the experiment's run list *is* the table's spending history,
-permissioned like any experiment — and recording a release needs no Spark session (``release``
+permissioned like any experiment — and recording a charge needs no Spark session (``release``
 is a short CLI call) and works the same on the local SQLite store and a Databricks workspace.
 Tags on a registered model would miss releases of the same table under other model names; a
 Delta table would need a cluster for every release and a second place to look.
 
-**Composition rule.** Every spark-synth release is ρᵢ-zCDP with respect to adding or removing one
+**Composition rule.** Every spark-synth fit is ρᵢ-zCDP with respect to adding or removing one
 row of its source table (the accountant works in zCDP; the (ε, δ) of a fit is a conversion of
-its ρ). Releases of the same table compose by adding ρ: ``ρ_total = Σ ρᵢ``, counting each fit
-once (registering the same fitted model twice publishes the same DP output: no new spend). The
-total is shown as (ε, δ_L)-DP with ``ε = epsilon_from_rho(ρ_total, δ_L)`` (the tight conversion
-of Canonne–Kamath–Steinke), where ``δ_L`` is the cap's δ when a cap is set, otherwise the
-smallest δ any release of the table declared. Releases made at different δs therefore compose
-without loss — a release's own δ only says at which δ its ρ was quoted. A cap (ε_cap, δ_cap)
-admits a release exactly when ``ρ_total`` after it is at most ``rho_from_epsilon(ε_cap, δ_cap)``
-(rounded down, so the reported cumulative ε never exceeds the cap).
+its ρ). Fits of the same table compose by adding ρ: ``ρ_total = Σ ρᵢ``, counting each fit once
+by its ``fit_id`` (the UUID in its privacy report and model metadata): charging a fit at fit time
+and registering it, or registering it twice, publishes the same DP output — no new spend. Entries
+without a fit id (older releases) count once per fit run. The total is shown as (ε, δ_L)-DP with
+``ε = epsilon_from_rho(ρ_total, δ_L)`` (the tight conversion of Canonne–Kamath–Steinke), where
+``δ_L`` is the cap's δ when a cap is set, otherwise the smallest δ any entry declared. Entries
+made at different δs therefore compose without loss. A cap (ε_cap, δ_cap) admits a charge exactly
+when ``ρ_total`` after it is at most ``rho_from_epsilon(ε_cap, δ_cap)`` (rounded down, so the
+reported cumulative ε never exceeds the cap), or when a finished entry already holds its fit.
 
-**Concurrency.** A release is recorded first (a RUNNING ledger run) and verified second: the sum
-includes every RUNNING and FINISHED entry, so two releases racing for the last of a budget both
-see each other and at worst both are refused — never both admitted. A refused or failed release
-ends FAILED and does not count. A process that dies mid-release leaves its entry RUNNING, which
+**Concurrency.** A charge is recorded first (a RUNNING ledger run) and verified second: the sum
+includes every RUNNING and FINISHED entry, so two charges racing for the last of a budget both
+see each other and at worst both are refused — never both admitted. A refused or failed charge
+ends FAILED and does not count. A process that dies mid-charge leaves its entry RUNNING, which
 keeps counting until someone marks that run FAILED (MLflow UI or ``MlflowClient.set_terminated``).
 """
 
@@ -42,11 +46,15 @@ from dataclasses import dataclass
 
 from ..errors import BudgetExhausted, ParameterError, UserInputError
 from ..privacy import epsilon_from_rho, rho_from_epsilon
-from .mlflow_tracking import ensure_experiment, on_databricks
+from .mlflow_tracking import FIT_ID_TAG, ensure_experiment, on_databricks
 from .pyfunc import source_key
 
 ENTRY_TAG = "spark_synth.ledger_entry"
+#: Entry kinds: a fit charged by ``run``/``fit`` as it is made, and a registry release.
+FIT, RELEASE = "fit", "release"
+ENTRY_KINDS = (FIT, RELEASE)
 SOURCE_TAG = "spark_synth.source_table"
+FIT_RUN_TAG = "spark_synth.fit_run_id"
 CAP_EPSILON_TAG = "spark_synth.budget_cap_epsilon"
 CAP_DELTA_TAG = "spark_synth.budget_cap_delta"
 COUNTED = ("RUNNING", "SCHEDULED", "FINISHED")
@@ -60,7 +68,7 @@ def default_prefix() -> str:
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One release of the table: which fit, its cost, and where it was registered."""
+    """One charge to the table: which fit, its cost, and (for a release) where it was registered."""
 
     run_id: str
     fit_run_id: str
@@ -71,6 +79,13 @@ class LedgerEntry:
     version: str | None
     status: str
     released_at: int
+    fit_id: str = ""
+    kind: str = RELEASE
+
+    @property
+    def fit_key(self) -> str:
+        """What the entry is de-duplicated on: the fit id (the fit run for entries without one)."""
+        return self.fit_id or f"run:{self.fit_run_id}"
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -80,12 +95,13 @@ def compose(entries: list[LedgerEntry], delta: float | None) -> dict:
     """Total ρ (each fit counted once) and its (ε, δ) at ``delta`` (default: smallest δ used)."""
     by_fit: dict[str, float] = {}
     for entry in entries:
-        by_fit[entry.fit_run_id] = max(by_fit.get(entry.fit_run_id, 0.0), entry.rho)
+        by_fit[entry.fit_key] = max(by_fit.get(entry.fit_key, 0.0), entry.rho)
     rho = math.fsum(by_fit.values())
     if delta is None:
         delta = min((e.delta for e in entries), default=None)
     epsilon = epsilon_from_rho(rho, delta) if delta is not None else 0.0
-    return {"rho": rho, "epsilon": epsilon, "delta": delta, "releases": len(entries), "fits": len(by_fit)}
+    releases = sum(1 for e in entries if e.kind == RELEASE)
+    return {"rho": rho, "epsilon": epsilon, "delta": delta, "releases": releases, "fits": len(by_fit)}
 
 
 def check_cap(epsilon: object, delta: object) -> tuple[float, float]:
@@ -107,7 +123,7 @@ class BudgetLedger:
 
     def __init__(self, source: str, *, prefix: str | None = None):
         if not isinstance(source, str) or not source.strip():
-            raise ParameterError("source table", "a non-empty table name or path", source)
+            raise ParameterError("source table", "a non-empty table name, path or dataset id", source)
         self.source = source_key(source)
         self.prefix = default_prefix() if prefix is None else prefix
         label = re.sub(r"[^A-Za-z0-9._:-]", "_", self.source)
@@ -145,21 +161,19 @@ class BudgetLedger:
         return float(experiment.tags[CAP_EPSILON_TAG]), float(experiment.tags[CAP_DELTA_TAG])
 
     def entries(self) -> list[LedgerEntry]:
-        """Releases that count (finished, or in progress), oldest first."""
+        """Charges that count (finished, or in progress), oldest first.
+
+        An entry still without its ρ is skipped: it has not been verified yet, and it sees this
+        caller's entry when it is (each charge logs its ρ before it verifies).
+        """
         experiment = self._experiment()
         if experiment is None:
             return []
         client, out, token = self._client(), [], None
         while True:
-            page = client.search_runs([experiment.experiment_id], filter_string=f"tags.`{ENTRY_TAG}` = 'release'",
-                                      max_results=1000, page_token=token)
-            for run in page:
-                if run.info.status not in COUNTED:
-                    continue
-                m, t = run.data.metrics, run.data.tags
-                out.append(LedgerEntry(run.info.run_id, t["spark_synth.fit_run_id"], m["rho"], m["epsilon"], m["delta"],
-                                       t.get("spark_synth.model", ""), t.get("spark_synth.model_version"),
-                                       run.info.status, run.info.start_time))
+            page = client.search_runs([experiment.experiment_id], max_results=1000, page_token=token)
+            out.extend(_entry(run) for run in page if run.info.status in COUNTED
+                       and run.data.tags.get(ENTRY_TAG) in ENTRY_KINDS and "rho" in run.data.metrics)
             token = page.token
             if not token:
                 break
@@ -179,51 +193,96 @@ class BudgetLedger:
 
     # ---- writing ----------------------------------------------------------------------------
     def set_cap(self, epsilon: float, delta: float) -> None:
-        """Set (or change) the table's cap; later releases are refused past it."""
+        """Set (or change) the table's cap; later charges are refused past it."""
         epsilon, delta = check_cap(epsilon, delta)
         experiment = self._experiment(create=True)
         client = self._client()
         client.set_experiment_tag(experiment.experiment_id, CAP_EPSILON_TAG, repr(epsilon))
         client.set_experiment_tag(experiment.experiment_id, CAP_DELTA_TAG, repr(delta))
 
+    def check_room(self, rho: float, what: str) -> None:
+        """Refuse early (recording nothing) when ``rho`` more would pass the cap; :meth:`reserve` decides."""
+        cap = self.cap()
+        if cap is None:
+            return
+        entries = self.entries()
+        before = compose(entries, cap[1])
+        after = math.fsum([before["rho"], rho])
+        if after > rho_from_epsilon(*cap):
+            total = {"rho": after, "epsilon": epsilon_from_rho(after, cap[1]), "delta": cap[1]}
+            raise BudgetExhausted(self._refusal(what, rho, total, before, cap, "nothing was measured or written"))
+
     @contextmanager
-    def reserve(self, *, fit_run_id: str, rho: float, epsilon: float, delta: float, model: str):
-        """Record a release, verify it fits under the cap, and yield it (record-then-verify).
+    def reserve(self, *, fit_run_id: str, rho: float, epsilon: float, delta: float, model: str = "",
+                fit_id: str = "", kind: str = RELEASE):
+        """Record a charge of fit ``fit_id``, verify it fits under the cap, and yield it (record-then-verify).
 
         Raises :class:`~spark_synth.errors.BudgetExhausted` (entry ended FAILED) when the table's
         cumulative ρ would pass its cap. If the body raises, the entry ends FAILED and does not
-        count; otherwise it ends FINISHED. The body should call ``reservation.confirm(version)``.
+        count; otherwise it ends FINISHED. A release's body should call ``reservation.confirm(version)``.
         """
-        experiment = self._experiment(create=True)
+        if kind not in ENTRY_KINDS:
+            raise ParameterError("ledger entry kind", f"one of {list(ENTRY_KINDS)}", kind)
         client = self._client()
-        run = client.create_run(experiment.experiment_id, run_name=f"release {model}",
-                                tags={ENTRY_TAG: "release", "spark_synth.fit_run_id": fit_run_id,
-                                      "spark_synth.model": model, SOURCE_TAG: self.source})
-        run_id = run.info.run_id
+        mine = self._record(client, LedgerEntry("", fit_run_id, rho, epsilon, delta, model, None, "RUNNING", 0,
+                                                fit_id, kind))
         try:
-            for key, value in (("rho", rho), ("epsilon", epsilon), ("delta", delta)):
-                client.log_metric(run_id, key, value)
-            cap = self.cap()
-            entries = self.entries()
-            total = compose(entries, cap[1] if cap else None)
-            before = compose([e for e in entries if e.run_id != run_id], total["delta"])
-            if cap is not None and total["rho"] > rho_from_epsilon(*cap):
-                client.set_tag(run_id, "spark_synth.refused", "budget cap")
-                raise BudgetExhausted(
-                    f"source table '{self.source}' budget cap exceeded: releasing fit run {fit_run_id} (rho={rho:.6g}) "
-                    f"would bring its cumulative spend to epsilon={total['epsilon']:.6g} (rho={total['rho']:.6g}) at "
-                    f"delta={total['delta']:g}, over the cap epsilon={cap[0]:g} at delta={cap[1]:g} "
-                    f"(already spent epsilon={before['epsilon']:.6g} over {before['releases']} release(s)); nothing was "
-                    "registered — raise the cap with --budget-cap or release nothing more from this table"
-                )
-            reservation = _Reservation(client, run_id, total, cap)
-            yield reservation
+            total, cap = self._verify(mine)
+            yield _Reservation(client, mine.run_id, total, cap)
         except BaseException:
-            client.set_terminated(run_id, "FAILED")
+            client.set_terminated(mine.run_id, "FAILED")
             raise
         for key, value in (("cumulative_rho", total["rho"]), ("cumulative_epsilon", total["epsilon"])):
-            client.log_metric(run_id, key, value)
-        client.set_terminated(run_id, "FINISHED")
+            client.log_metric(mine.run_id, key, value)
+        client.set_terminated(mine.run_id, "FINISHED")
+
+    def _record(self, client, entry: LedgerEntry) -> LedgerEntry:
+        """Create the RUNNING ledger run of ``entry`` (it counts from now on); returns it with its run id."""
+        experiment = self._experiment(create=True)
+        label = f"release {entry.model}" if entry.kind == RELEASE else f"fit {entry.fit_id or entry.fit_run_id}"
+        tags = {ENTRY_TAG: entry.kind, FIT_RUN_TAG: entry.fit_run_id, FIT_ID_TAG: entry.fit_id,
+                "spark_synth.model": entry.model, SOURCE_TAG: self.source}
+        run = client.create_run(experiment.experiment_id, run_name=label, tags=tags)
+        try:
+            for key, value in (("rho", entry.rho), ("epsilon", entry.epsilon), ("delta", entry.delta)):
+                client.log_metric(run.info.run_id, key, value)
+        except BaseException:
+            client.set_terminated(run.info.run_id, "FAILED")
+            raise
+        return LedgerEntry(run.info.run_id, entry.fit_run_id, entry.rho, entry.epsilon, entry.delta, entry.model,
+                           None, "RUNNING", run.info.start_time, entry.fit_id, entry.kind)
+
+    def _verify(self, mine: LedgerEntry) -> tuple[dict, tuple[float, float] | None]:
+        """The cumulative spend with ``mine`` counted; refuses it past the cap unless its fit is already held."""
+        cap = self.cap()
+        entries = self.entries()
+        if all(e.run_id != mine.run_id for e in entries):  # a store that does not list it yet: count it anyway
+            entries.append(mine)
+        total = compose(entries, cap[1] if cap else None)
+        others = [e for e in entries if e.run_id != mine.run_id]
+        held = any(e.fit_key == mine.fit_key and e.status == "FINISHED" for e in others)
+        if cap is not None and total["rho"] > rho_from_epsilon(*cap) and not held:
+            self._client().set_tag(mine.run_id, "spark_synth.refused", "budget cap")
+            before = compose(others, total["delta"])
+            what = (f"releasing fit {mine.fit_id or '(no fit id)'} of run {mine.fit_run_id}" if mine.kind == RELEASE
+                    else f"charging fit {mine.fit_id} of run {mine.fit_run_id}")
+            outcome = "nothing was registered" if mine.kind == RELEASE else "nothing was written"
+            raise BudgetExhausted(self._refusal(what, mine.rho, total, before, cap, outcome))
+        return total, cap
+
+    def _refusal(self, what: str, rho: float, total: dict, before: dict, cap: tuple[float, float], outcome: str) -> str:
+        return (f"source table '{self.source}' budget cap exceeded: {what} (rho={rho:.6g}) would bring its cumulative "
+                f"spend to epsilon={total['epsilon']:.6g} (rho={total['rho']:.6g}) at delta={total['delta']:g}, over the "
+                f"cap epsilon={cap[0]:g} at delta={cap[1]:g} (already spent epsilon={before['epsilon']:.6g} over "
+                f"{before['fits']} fit(s)); {outcome} — raise the cap with --budget-cap (spark-synth budget "
+                f"--source-table {self.source} --budget-cap E --cap-delta D) or spend nothing more on this table")
+
+
+def _entry(run) -> LedgerEntry:
+    m, t = run.data.metrics, run.data.tags
+    return LedgerEntry(run.info.run_id, t.get(FIT_RUN_TAG, ""), m["rho"], m["epsilon"], m["delta"], t.get("spark_synth.model", ""),
+                       t.get("spark_synth.model_version"), run.info.status, run.info.start_time, t.get(FIT_ID_TAG, ""),
+                       t[ENTRY_TAG])
 
 
 class _Reservation:

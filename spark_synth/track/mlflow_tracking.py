@@ -12,9 +12,17 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import UserInputError
 from ..privacy import PrivacyReport
 
 EXPERIMENT = "spark-synth"
+#: Run tags: the fit a run holds (one per run), and its logged model's URI.
+FIT_ID_TAG = "spark_synth.fit_id"
+MODEL_URI_TAG = "spark_synth.model_uri"
+#: Tags of an evaluation run: it is not private, and which fit run it evaluates.
+EVALUATION_TAG = "spark_synth.evaluation"
+NOT_PRIVATE = "not private: reads real rows"
+EVALUATED_RUN_TAG = "spark_synth.fit_run_id"
 
 
 def on_databricks() -> bool:
@@ -109,10 +117,35 @@ def mlflow_run(run_name: str = "spark-synth", experiment: str = EXPERIMENT):
         yield run
 
 
-def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
-    """Log a fit's parameters, privacy spend, computation report and stage timings."""
+def held_fit(run_id: str) -> str | None:
+    """The fit id MLflow run ``run_id`` holds (``""`` for a model logged without one), or None."""
     import mlflow
 
+    tags = mlflow.MlflowClient().get_run(run_id).data.tags
+    if FIT_ID_TAG in tags:
+        return tags[FIT_ID_TAG]
+    return "" if MODEL_URI_TAG in tags else None
+
+
+def check_one_fit_per_run(fit_id: str) -> None:
+    """Refuse logging fit ``fit_id`` into the active run when it already holds another fit."""
+    import mlflow
+
+    run = mlflow.active_run()
+    held = held_fit(run.info.run_id) if run is not None else None
+    if held is not None and held != fit_id:
+        raise UserInputError(
+            f"MLflow run {run.info.run_id} already holds fit {held or '(a model without a fit id)'}; one run holds one "
+            f"synthesizer (budgets are charged per fit): log fit {fit_id} into a new run (end this one, or "
+            "mlflow.start_run(nested=True))"
+        )
+
+
+def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
+    """Log a fit's parameters, privacy spend, computation report and stage timings (one fit per run)."""
+    import mlflow
+
+    check_one_fit_per_run(privacy_report.fit_id)
     mlflow.log_params({k: ("" if v is None else v) for k, v in params.items()})
     mlflow.log_metrics(
         {
@@ -127,7 +160,7 @@ def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
     )
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
     mlflow.set_tags({"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation, "spark_synth.dp": "true",
-                     "spark_synth.fit_id": privacy_report.fit_id})
+                     FIT_ID_TAG: privacy_report.fit_id})
     mlflow.log_dict(privacy_report.to_dict(), "privacy_report.json")
 
 
@@ -141,7 +174,8 @@ def log_output(location: str, rows: int, seed: int, timings: dict) -> None:
 
 def log_evaluation(metrics: dict[str, float], files: dict[str, str], params: dict | None = None) -> None:
     """Log an evaluation into the active run: numeric metrics (names as given, e.g. ``eval_…``),
-    ``metrics.json`` and ``report.html`` as artifacts under ``evaluation/``, and a NOT-private tag."""
+    ``metrics.json`` and ``report.html`` as artifacts under ``evaluation/``, and a NOT-private tag.
+    The run should be an evaluation run (:func:`evaluation_run`), never the one holding the DP model."""
     import mlflow
 
     if params:
@@ -150,23 +184,45 @@ def log_evaluation(metrics: dict[str, float], files: dict[str, str], params: dic
         mlflow.log_metrics(metrics)
     for path in files.values():
         mlflow.log_artifact(path, artifact_path="evaluation")
-    mlflow.set_tags({"spark_synth.evaluation": "not private: reads real rows (train and hold-out)"})
+    mlflow.set_tags({EVALUATION_TAG: NOT_PRIVATE})
+
+
+@contextmanager
+def evaluation_child_run(fit_run_id: str, run_name: str = "evaluate (not private)"):
+    """A new run for evaluating fit run ``fit_run_id``: nested under it, tagged not private, linked by a tag.
+
+    Evaluation reads real rows, so it never logs into the run that holds the DP model.
+    """
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    parent = client.get_run(fit_run_id)
+    tags = {"mlflow.parentRunId": fit_run_id, EVALUATION_TAG: NOT_PRIVATE, EVALUATED_RUN_TAG: fit_run_id}
+    child = client.create_run(parent.info.experiment_id, run_name=run_name, tags=tags)
+    with mlflow.start_run(run_id=child.info.run_id, nested=mlflow.active_run() is not None) as run:
+        yield run
 
 
 @contextmanager
 def evaluation_run(home: Path, run_id: str | None = None, run_name: str = "evaluate", experiment: str = EXPERIMENT):
-    """The run an evaluation logs into: an existing run (``run_id``), the active one, or a new one."""
+    """The run an evaluation logs into: ``run_id`` or the active run — or a child of it when that run
+    holds a fit (:func:`evaluation_child_run`) — else a new one."""
     import mlflow
 
     active = mlflow.active_run()
-    if run_id is None and active is not None:
-        yield active
-        return
-    if run_id is None:
+    if run_id is None and active is None:
         with tracked_run(home, run_name=run_name, experiment=experiment) as run:
             yield run
         return
-    home.mkdir(parents=True, exist_ok=True)
-    use_store(home)
-    with mlflow.start_run(run_id=run_id) as run:
-        yield run
+    if run_id is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        use_store(home)
+    target = run_id or active.info.run_id
+    if held_fit(target) is not None:
+        with evaluation_child_run(target) as run:
+            yield run
+    elif run_id is None:
+        yield active
+    else:
+        with mlflow.start_run(run_id=run_id, nested=active is not None) as run:
+            yield run

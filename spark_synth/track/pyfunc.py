@@ -27,11 +27,14 @@ import mlflow.pyfunc
 import numpy as np
 import pandas as pd
 
+from .mlflow_tracking import FIT_ID_TAG, MODEL_URI_TAG
+
 #: Name of the model inside its MLflow run.
 MODEL_NAME = "model"
 #: Run tags written when a synthesizer model is logged (``spark-synth release`` reads them).
-TAG_MODEL_URI = "spark_synth.model_uri"
+TAG_MODEL_URI = MODEL_URI_TAG
 TAG_SOURCE = "spark_synth.source_table"
+TAG_FIT_ID = FIT_ID_TAG
 #: Rows generated per in-process chunk in :meth:`SynthesizerModel.predict`.
 CHUNK_ROWS = 250_000
 
@@ -42,7 +45,9 @@ GUARANTEE_COVERS = (
 )
 GUARANTEE_EXCLUDES = (
     "the schema (column names, categories, bounds, bins) is public input supplied by the user; the "
-    "fit's refusals (empty table; an out-of-domain column named under out_of_domain=error) reveal one bit each"
+    "fit's refusals (empty table; an out-of-domain column named under out_of_domain=error) reveal one bit each; "
+    "stage timings (logged and printed; they grow with the row count) and evaluation metrics (read real rows; "
+    "logged in their own run) are not private"
 )
 #: The MLflow "models from code" file logged with every model: MLflow runs it on load. It only
 #: imports spark-synth's model class; the state is the model's ``synthesizer`` artifact.
@@ -179,12 +184,14 @@ def model_metadata(synth, source: str | None = None) -> dict:
 def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL_NAME):
     """Log fitted ``synth`` as a pyfunc model in the active MLflow run; returns its ``ModelInfo``.
 
-    Also tags the run with the model URI and the source table, and logs ``privacy_report.json``
-    when the run does not have it yet — what ``spark-synth release`` needs.
+    Also tags the run with the model URI, the fit id and the source table, and logs
+    ``privacy_report.json`` when the run does not have it yet — what ``spark-synth release`` needs.
+    A run holds one fit: logging a different fit into it is a :class:`~spark_synth.errors.UserInputError`.
     """
     import mlflow
 
     from .._version import __version__
+    from .mlflow_tracking import check_one_fit_per_run
 
     synth._check_fitted()
     run = mlflow.active_run()
@@ -192,6 +199,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
         from ..errors import UserInputError
 
         raise UserInputError("no active MLflow run: call log_synthesizer inside `with spark_synth.track.mlflow_run():`")
+    check_one_fit_per_run(synth.privacy_report_.fit_id)
     with tempfile.TemporaryDirectory(prefix="spark-synth-model-") as tmp:
         saved = synth.save(Path(tmp) / "synthesizer")
         code = Path(tmp) / "spark_synth_model.py"  # written out: the package may be a zipped wheel
@@ -206,7 +214,8 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
                 pip_requirements=[f"spark-synth=={__version__}"],
                 metadata=model_metadata(synth, source),
             )
-    tags = {TAG_MODEL_URI: info.model_uri, "spark_synth.engine": synth.engine, "spark_synth.dp": "true"}
+    tags = {TAG_MODEL_URI: info.model_uri, TAG_FIT_ID: synth.privacy_report_.fit_id, "spark_synth.engine": synth.engine,
+            "spark_synth.dp": "true"}
     if source:
         tags[TAG_SOURCE] = source_key(source)
     mlflow.set_tags(tags)
@@ -220,7 +229,8 @@ def log_synthesizer(synth, *, source: str | None = None, params: dict | None = N
     """Log a fitted synthesizer into the active run: parameters, privacy report, and the model.
 
     The Python-API counterpart of what ``spark-synth fit`` logs; use inside
-    :func:`spark_synth.track.mlflow_run`. Returns the model's ``ModelInfo``.
+    :func:`spark_synth.track.mlflow_run`, one synthesizer per run (a second, different fit is
+    refused: start a new run for it). Returns the model's ``ModelInfo``.
     """
     from .mlflow_tracking import log_fit
 

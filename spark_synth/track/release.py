@@ -1,15 +1,17 @@
 """Releases: register a fitted synthesizer's MLflow model as a registry version, with its privacy
-metadata and evaluation metrics as version tags, charged to its source table's budget ledger.
+metadata as version tags, charged to its source table's budget ledger.
 
 What ``spark-synth release`` does, in order — nothing is registered unless every step passes:
 
 1. read the fit's MLflow run; refuse it unless it has a complete, self-consistent privacy report
    (``privacy_report.json``: relation, ε/δ/ρ requested and spent, one record per measurement whose
-   ρ add up to the spend) and a spark-synth model whose metadata states the same spend;
-2. charge the release to the source table's ledger (:mod:`spark_synth.track.ledger`), refusing it
-   past the table's cap;
+   ρ add up to the spend) and a spark-synth model whose metadata states the same fit id and spend;
+2. charge the fit to the source table's ledger (:mod:`spark_synth.track.ledger`) by its fit id — a
+   fit already charged (by ``run``/``fit``, or an earlier release) adds nothing — refusing it past
+   the table's cap;
 3. register the model (``mlflow.register_model``: the local SQLite registry, or Unity Catalog for
-   ``catalog.schema.model`` names on Databricks) and tag the version.
+   ``catalog.schema.model`` names on Databricks) and tag the version: the guarantee under
+   ``spark_synth.*``, and evaluation metrics (which read real rows) only under ``not_private.*``.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
 from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, SELECTION, PrivacyReport, epsilon_from_rho
-from .ledger import BudgetLedger
+from .ledger import RELEASE, BudgetLedger
+from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
 
-#: Run metrics whose names start with this are copied to the version as evaluation tags.
+#: Run metrics whose names start with this are copied to the version as (not private) evaluation tags.
 EVAL_METRIC_PREFIX = "eval_"
+#: Version tags of evaluation metrics start with this: they read real rows and are not covered by the guarantee.
+NOT_PRIVATE_TAG_PREFIX = "not_private."
 REPORT_FILE = "privacy_report.json"
 _REPORT_NUMBERS = ("epsilon_requested", "delta", "rho_requested", "rho_spent", "epsilon_spent")
 _ENTRY_FIELDS = ("name", "query", "mechanism", "rho")
@@ -104,10 +109,11 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             ledger_prefix: str | None = None) -> dict:
     """Register the synthesizer model of MLflow run ``run_id`` as a new version of ``name``.
 
-    ``source`` (default: the run's ``spark_synth.source_table`` tag) names the table whose ledger
-    is charged; ``budget_cap`` (ε, at ``cap_delta``, default the fit's δ) sets that table's cap
-    before charging. ``metrics`` (a dict or a JSON file) adds evaluation metrics to the version
-    tags, next to any ``eval_*`` metrics already logged in the run. Returns the release summary.
+    ``source`` (default: the run's ``spark_synth.source_table`` tag: its dataset id or input) names
+    the table whose ledger is charged, once per fit id; ``budget_cap`` (ε, at ``cap_delta``, default
+    the fit's δ) sets that table's cap before charging. Evaluation metrics — those of the run's
+    latest evaluation run (``run --evaluate``), ``eval_*`` metrics of the run itself, and ``metrics``
+    (a dict or a JSON file) — are tagged as ``not_private.eval_*``. Returns the release summary.
     Raises :class:`~spark_synth.errors.BudgetExhausted` past the cap and
     :class:`~spark_synth.errors.UserInputError` for a run that cannot be released.
     """
@@ -133,26 +139,28 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         raise UserInputError(f"{where} has no spark-synth model; fit with MLflow on (`spark-synth fit`, without "
                              "--no-mlflow) or log one with spark_synth.track.log_synthesizer")
     stated = (mlflow.models.get_model_info(model_uri).metadata or {}).get("spark_synth", {}).get("privacy", {})
-    if stated.get("rho") != report.rho_spent or stated.get("delta") != report.delta:
+    if (stated.get("rho") != report.rho_spent or stated.get("delta") != report.delta
+            or stated.get("fit_id", "") != report.fit_id):
         raise UserInputError(f"{where}: the model's privacy metadata does not match the run's privacy report; refusing to release it")
     source = source or run.data.tags.get(TAG_SOURCE)
     if not source:
         raise ParameterError("source table (--source-table)", "the table the model was fitted on", None)
-    evaluation = {k[len(EVAL_METRIC_PREFIX):]: v for k, v in run.data.metrics.items() if k.startswith(EVAL_METRIC_PREFIX)}
-    evaluation.update(extra)
+    evaluation_run = _latest_evaluation(client, run)
+    evaluation = {**_eval_metrics(run), **(_eval_metrics(evaluation_run) if evaluation_run else {}), **extra}
 
     ledger = BudgetLedger(source, prefix=ledger_prefix)
     if budget_cap is not None:
         ledger.set_cap(budget_cap, report.delta if cap_delta is None else cap_delta)
     elif cap_delta is not None:
         raise ParameterError("cap delta (--cap-delta)", "given together with --budget-cap", cap_delta)
-    with ledger.reserve(fit_run_id=run_id, rho=report.rho_spent, epsilon=report.epsilon_spent,
-                        delta=report.delta, model=name) as reservation:
+    with ledger.reserve(fit_run_id=run_id, fit_id=report.fit_id, rho=report.rho_spent, epsilon=report.epsilon_spent,
+                        delta=report.delta, model=name, kind=RELEASE) as reservation:
         total, cap = reservation.cumulative, reservation.cap
         tags = {
             "spark_synth.source_table": ledger.source,
             "spark_synth.engine": run.data.tags.get("spark_synth.engine", ""),
             "spark_synth.fit_run_id": run_id,
+            "spark_synth.fit_id": report.fit_id,
             "spark_synth.epsilon": repr(report.epsilon_spent),
             "spark_synth.delta": repr(report.delta),
             "spark_synth.rho": repr(report.rho_spent),
@@ -164,7 +172,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             "spark_synth.cumulative_delta": repr(total["delta"]),
             "spark_synth.ledger_experiment": ledger.experiment_name,
             **({"spark_synth.budget_cap_epsilon": repr(cap[0]), "spark_synth.budget_cap_delta": repr(cap[1])} if cap else {}),
-            **{f"spark_synth.eval.{k}": repr(v) for k, v in sorted(evaluation.items())},
+            **_evaluation_tags(evaluation, evaluation_run),
         }
         version = mlflow.register_model(model_uri, name, tags=tags)
         reservation.confirm(version.version)
@@ -173,6 +181,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         "version": str(version.version),
         "model_uri": f"models:/{name}/{version.version}",
         "run_id": run_id,
+        "fit_id": report.fit_id,
         "source_table": ledger.source,
         "epsilon": report.epsilon_spent,
         "delta": report.delta,
@@ -182,7 +191,32 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
                        "cap_epsilon": cap[0] if cap else None, "cap_delta": cap[1] if cap else None},
         "ledger_experiment": ledger.experiment_name,
         "evaluation": evaluation,
+        "evaluation_run_id": evaluation_run.info.run_id if evaluation_run else None,
     }
+
+
+def _eval_metrics(run) -> dict[str, float]:
+    """A run's ``eval_*`` metrics, without the prefix."""
+    return {k[len(EVAL_METRIC_PREFIX):]: v for k, v in run.data.metrics.items() if k.startswith(EVAL_METRIC_PREFIX)}
+
+
+def _latest_evaluation(client, run):
+    """The latest finished evaluation run of fit run ``run`` (``run --evaluate`` logs one), or None."""
+    found = client.search_runs([run.info.experiment_id], max_results=1, order_by=["attributes.start_time DESC"],
+                               filter_string=f"tags.`{EVALUATED_RUN_TAG}` = '{run.info.run_id}' and "
+                                             f"tags.`{EVALUATION_TAG}` = '{NOT_PRIVATE}' and attributes.status = 'FINISHED'")
+    return found[0] if found else None
+
+
+def _evaluation_tags(evaluation: dict[str, float], evaluation_run) -> dict[str, str]:
+    """Version tags of evaluation metrics, all under ``not_private.``: apart from the guarantee's tags."""
+    if not evaluation:
+        return {}
+    tags = {f"{NOT_PRIVATE_TAG_PREFIX}eval_{k}": repr(v) for k, v in sorted(evaluation.items())}
+    tags[f"{NOT_PRIVATE_TAG_PREFIX}evaluation"] = "evaluation metrics read real rows: NOT covered by the DP guarantee"
+    if evaluation_run is not None:
+        tags[f"{NOT_PRIVATE_TAG_PREFIX}evaluation_run_id"] = evaluation_run.info.run_id
+    return tags
 
 
 def budget(source: str, *, budget_cap: float | None = None, cap_delta: float | None = None,

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import uuid
 
 import mlflow
 import numpy as np
@@ -12,6 +13,7 @@ from spark_synth.cli import main
 from spark_synth.pipeline import Synthesizer
 from spark_synth.privacy import NoisyMeasurement
 from spark_synth.engines import ENGINES, IndependentEngine
+from spark_synth.track import BudgetLedger, source_key
 
 pytestmark = pytest.mark.spark
 
@@ -22,7 +24,8 @@ def _run(capsys, *args):
     return code, captured.out.strip(), captured.err.strip()
 
 
-def test_run_writes_delta_and_logs_mlflow(spark, spark_home, adult_sample_paths, tmp_path, capsys):
+def test_run_writes_delta_and_logs_mlflow(spark, spark_home, adult_sample_paths, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SPARK_SYNTH_LEDGER_PREFIX", f"test-{uuid.uuid4().hex[:8]}:")
     data, schema = adult_sample_paths
     out = str(tmp_path / "synthetic" / "adult")
     code, stdout, stderr = _run(capsys, "run", "--input", data, "--schema", schema, "--engine", "independent",
@@ -49,14 +52,20 @@ def test_run_writes_delta_and_logs_mlflow(spark, spark_home, adult_sample_paths,
     assert {"name", "query", "l2_sensitivity", "sigma", "rho"} <= set(report["releases"][0])
     for stage in ("measure", "noise", "fit", "sample_and_write", "total"):
         assert f"seconds_{stage}" in run.data.metrics
+    # the fit has its own identity, and is charged to its table's ledger (default: the input) as it is made
+    assert run.data.tags["spark_synth.fit_id"] == report["fit_id"] == summary["fit_id"]
+    assert summary["dataset_id"] == summary["ledger"]["dataset_id"] == source_key(data)
+    assert summary["ledger"]["cumulative_rho"] == summary["rho_spent"]
+    assert [(e.kind, e.fit_id) for e in BudgetLedger(data).entries()] == [("fit", summary["fit_id"])]
 
 
 def test_same_seed_same_rows(spark, adult_sample_paths, tmp_path, capsys):
     data, schema = adult_sample_paths
     model = str(tmp_path / "model")
-    code, _, err = _run(capsys, "fit", "--input", data, "--schema", schema, "--epsilon", "0.5", "--delta", "1e-9",
-                        "--model", model, "--no-mlflow")
+    code, out, err = _run(capsys, "fit", "--input", data, "--schema", schema, "--epsilon", "0.5", "--delta", "1e-9",
+                          "--model", model, "--no-mlflow")
     assert code == 0, err
+    assert json.loads(out)["ledger"] is None  # without MLflow nothing is charged
     saved = json.loads(open(os.path.join(model, "synthesizer.json")).read())
     assert saved["privacy"]["epsilon_spent"] == pytest.approx(0.5, rel=1e-9)
     outs = []

@@ -2,6 +2,7 @@
 
 import json
 import re
+import uuid
 
 import mlflow
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from spark_synth.cli import main
 from spark_synth.evaluate import evaluate, hash_sample, train_holdout_split
+from spark_synth.track import release
 from tests.helpers import tiny_schema
 
 pytestmark = pytest.mark.spark
@@ -128,7 +130,9 @@ def test_cli_evaluate_writes_report_and_logs_mlflow(spark, spark_home, adult_sam
     assert code == 2 and "holdout_fraction" in err
 
 
-def test_run_with_evaluate_fits_on_train_part_and_logs_to_the_same_run(spark, spark_home, adult_sample_paths, tmp_path, capsys):
+def test_run_with_evaluate_fits_on_train_part_and_logs_to_its_own_run(spark, spark_home, adult_sample_paths, tmp_path,
+                                                                       capsys, monkeypatch):
+    monkeypatch.setenv("SPARK_SYNTH_LEDGER_PREFIX", f"test-{uuid.uuid4().hex[:8]}:")
     data, schema = adult_sample_paths
     output = str(tmp_path / "syn.parquet")
     code, out, err = _cli(capsys, "run", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
@@ -137,16 +141,33 @@ def test_run_with_evaluate_fits_on_train_part_and_logs_to_the_same_run(spark, sp
     summary = json.loads(out)
     evaluation = summary["evaluation"]
     metrics = json.loads(open(evaluation["metrics"]).read())
-    assert evaluation["metrics"].endswith("syn_evaluation/metrics.json")
+    assert evaluation["metrics"].endswith("syn_evaluation/metrics.json") and evaluation["not_private"] is True
     # the synthesizer saw only the train part: ~70% of the 5,000 rows
     assert metrics["rows"]["real_train"] + metrics["rows"]["real_holdout"] == 5000
     assert 0.25 < metrics["rows"]["real_holdout"] / 5000 < 0.35
     assert metrics["privacy_budget"]["epsilon_spent"] == pytest.approx(summary["epsilon_spent"])
-    run = mlflow.MlflowClient().get_run(summary["mlflow_run_id"])
+    client = mlflow.MlflowClient()
+    run = client.get_run(summary["mlflow_run_id"])
     assert run.data.params["fit_on"] == "train part (evaluate)"
-    assert "eval_utility.best.tstr.auroc" in run.data.metrics and "eval_privacy_proxies.membership_auc" in run.data.metrics
-    assert {a.path for a in mlflow.MlflowClient().list_artifacts(run.info.run_id, "evaluation")} == {
+    # evaluation reads real rows: its own run, nested under the fit's and tagged not private — never the DP model's run
+    assert not any(k.startswith("eval_") for k in run.data.metrics) and "spark_synth.evaluation" not in run.data.tags
+    assert client.list_artifacts(run.info.run_id, "evaluation") == []
+    child = client.get_run(evaluation["mlflow_run_id"])
+    assert child.data.tags["spark_synth.evaluation"] == "not private: reads real rows"
+    assert child.data.tags["mlflow.parentRunId"] == child.data.tags["spark_synth.fit_run_id"] == run.info.run_id
+    assert "spark_synth.model_uri" not in child.data.tags and "spark_synth.fit_id" not in child.data.tags
+    assert "eval_utility.best.tstr.auroc" in child.data.metrics and "eval_privacy_proxies.membership_auc" in child.data.metrics
+    assert {a.path for a in client.list_artifacts(child.info.run_id, "evaluation")} == {
         "evaluation/metrics.json", "evaluation/report.html"}
+    # a release tags the evaluation apart from the guarantee's tags, under keys that say it is not private
+    name = f"evaluated_{uuid.uuid4().hex[:6]}"
+    released = release(run.info.run_id, name)
+    tags = client.get_model_version(name, released["version"]).tags
+    auroc = child.data.metrics["eval_utility.best.tstr.auroc"]
+    assert tags["not_private.eval_utility.best.tstr.auroc"] == repr(auroc)
+    assert tags["not_private.evaluation_run_id"] == child.info.run_id and "NOT covered" in tags["not_private.evaluation"]
+    assert not any("eval" in k for k in tags if not k.startswith("not_private."))
+    assert tags["spark_synth.epsilon"] == repr(summary["epsilon_spent"])
 
 
 @pytest.mark.shared_data

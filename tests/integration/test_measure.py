@@ -54,6 +54,23 @@ def test_error_policy_names_columns_only(spark):
     assert hist[9] >= 1 and hist.sum() == 50
 
 
+def test_clip_gives_non_nullable_columns_their_public_code(spark):
+    """Regression: under `clip` a null, unknown category or non-number in a non-nullable column
+    failed the fit and named the column; now it counts as the first category / first bin."""
+    schema = tiny_schema(nullable=False)
+    frame = tiny_frame(40, seed=5)
+    frame.loc[0, "colour"], frame.loc[1, "size"], frame.loc[2, "age"] = "purple", None, None
+    frame.loc[3, "score"], frame.loc[4, "score"] = np.nan, np.inf
+    sets = [("colour",), ("size",), ("age",), ("score",)]
+    got = count_marginals(_df(spark, frame), schema, sets)  # default policy: clip
+    codes, rejected = encode_frame(frame, schema, OutOfDomainPolicy.CLIP)
+    assert not rejected.any() and (codes[[0, 1, 2, 3], [0, 1, 2, 3]] == 0).all() and codes[4, 3] == 3
+    for j, hist in enumerate(got):
+        assert hist.tolist() == np.bincount(codes[:, j], minlength=schema.columns[j].size).tolist()
+    with pytest.raises(DataValidationError, match=r"\['colour', 'size', 'age', 'score'\]"):
+        count_marginals(_df(spark, frame), schema, sets, OutOfDomainPolicy.ERROR)
+
+
 def test_empty_table_is_refused(spark):
     empty = _df(spark, tiny_frame(5)).limit(0)
     with pytest.raises(DataValidationError, match="no rows"):

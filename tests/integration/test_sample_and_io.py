@@ -53,6 +53,16 @@ def test_write_formats(spark, model, tmp_path, name, fmt):
     assert read_input(spark, target).count() == 50
 
 
+def test_csv_record_with_quoted_newlines_is_one_row(spark, tmp_path):
+    """Regression: CSV was read one physical line per row, so such a record counted twice (or more)."""
+    path = tmp_path / "multi.csv"
+    path.write_bytes(b'colour,size,age,score\r\n"red\nish",1,2,0.5\r\nblue,2,3,"0.25"\r\n"gr\n\neen",3,4,\r\n')
+    frame = read_input(spark, str(path)).toPandas()
+    assert len(frame) == 3
+    assert frame["colour"].tolist() == ["red\nish", "blue", "gr\n\neen"]
+    assert frame["size"].tolist() == ["1", "2", "3"] and frame["score"].tolist() == ["0.5", "0.25", None]
+
+
 def test_table_names_are_delta_tables():
     assert output_location("synth_db.adult").is_table
     assert not output_location("./adult").is_table

@@ -44,3 +44,28 @@ def test_known_value():
 def test_invalid_budgets_are_refused(epsilon, delta):
     with pytest.raises(ParameterError, match="epsilon|delta"):
         PrivacyBudget(epsilon, delta)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 0.5), (4.0, 0.9), (1e-3, 0.1), (1e-20, 1e-9), (50.0, 0.999999), (1e6, 1e-9)])
+def test_unusual_budgets_convert(epsilon, delta):
+    """Regression: these raised a bare ValueError from the root finder (ρ = ε does not always bracket)."""
+    rho = rho_from_epsilon(epsilon, delta)
+    assert rho > 0 and epsilon_from_rho(rho, delta) <= epsilon
+    assert epsilon_from_rho(rho * (1 + 1e-8), delta) > epsilon
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-300, 1e-300), (1e-300, 1e-100), (1e-160, 1e-300), (1e300, 1e-9), (1e300, 0.5)])
+def test_budgets_without_a_rho_are_a_parameter_error(epsilon, delta):
+    with pytest.raises(ParameterError, match="'epsilon'"):
+        rho_from_epsilon(epsilon, delta)
+
+
+def test_conversion_never_raises_anything_else():
+    for epsilon in (1e-300, 1e-140, 1e-20, 1e-3, 0.5, 1, 4, 50, 1e3, 1e100, 1e300):
+        for delta in (1e-300, 1e-9, 1e-3, 0.5, 0.999999):
+            try:
+                rho = rho_from_epsilon(epsilon, delta)
+            except ParameterError:
+                continue
+            assert epsilon_from_rho(rho, delta) <= epsilon
+    assert epsilon_from_rho(1e100, 1e-9) >= 1e100  # huge ρ: no math domain error

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from spark_synth.schema import OutOfDomainPolicy, decode_codes, encode_frame
+from spark_synth.schema.encoding import substitute_code
 from tests.helpers import tiny_frame, tiny_schema
 
 CLIP, ERROR = OutOfDomainPolicy.CLIP, OutOfDomainPolicy.ERROR
@@ -33,12 +34,43 @@ def test_error_policy_flags_only_offending_columns():
     assert rejected.tolist() == [False, False, True, True]
 
 
-def test_nulls_in_non_nullable_column_are_rejected_under_any_policy():
+def test_non_nullable_columns_take_their_public_code_under_clip_and_are_refused_under_error():
+    """Regression: `clip` used to refuse a null in a non-nullable column (naming it: one bit per
+    column). Now nulls, NaN, unknown categories and non-numbers take the public substitute code."""
     schema = tiny_schema(nullable=False)
-    frame = pd.DataFrame({"colour": [None], "size": [1], "age": [1], "score": [0.5]})
-    for policy in (CLIP, ERROR):
-        _, rejected = encode_frame(frame, schema, policy)
-        assert rejected.tolist() == [True, False, False, False]
+    frame = pd.DataFrame({"colour": [None, "purple", "red"], "size": [None, "x", 2], "age": [np.nan, "abc", 3],
+                          "score": [None, "n/a", 0.6]}, dtype=object)
+    codes, rejected = encode_frame(frame, schema, CLIP)
+    assert not rejected.any()
+    assert codes.tolist() == [[0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 3, 2]]  # first category / first bin
+    assert [substitute_code(c) for c in schema] == [0, 0, 0, 0]
+    _, rejected = encode_frame(frame, schema, ERROR)
+    assert rejected.tolist() == [True, True, True, True]
+
+
+def test_substitute_embeds_like_the_public_value_it_stands_for():
+    """Moments and counts agree: a substituted value embeds as the first category / lower bound."""
+    from spark_synth.schema.embedding import Embedding
+
+    schema = tiny_schema(nullable=False)
+    odd = pd.DataFrame({"colour": ["purple"], "size": [None], "age": ["abc"], "score": [np.nan]}, dtype=object)
+    public = pd.DataFrame({"colour": ["red"], "size": [1], "age": [0], "score": [0.0]}, dtype=object)
+    for knots in (None, {"score": np.array([-1.0, -0.5, 0.2, 0.9, 1.0])}):
+        embedding = Embedding(schema, knots)
+        assert np.array_equal(embedding.embed(odd, CLIP)[0], embedding.embed(public, CLIP)[0])
+
+
+def test_each_row_is_encoded_on_its_own():
+    """Adversarial values (huge ints, ±inf, strings, bytes) never fail the batch or change another row's code."""
+    schema = tiny_schema()
+    values = {"colour": ["red", 10**400, b"red", float("nan"), "blue"], "size": [2, 10**400, 1e300, "2", -2**70],
+              "age": [5, 10**400, -10**400, float("inf"), "1e999"], "score": [0.3, float("-inf"), "0.9", True, None]}
+    frame = pd.DataFrame(values, dtype=object)
+    together, _ = encode_frame(frame, schema, CLIP)
+    alone = np.vstack([encode_frame(frame.iloc[[i]].reset_index(drop=True), schema, CLIP)[0] for i in range(len(frame))])
+    assert np.array_equal(together, alone)
+    assert together[:, 2].tolist() == [5, 9, 0, 9, 10]  # huge ints and inf clip to the bounds; "1e999" is null
+    assert together[:, 1].tolist() == [1, 3, 3, 1, 3]  # no whole number beyond int64 matches a category
 
 
 def test_numeric_strings_are_parsed():
@@ -88,3 +120,19 @@ def test_bad_value_knots_name_the_column(name, knots, why):
 
     with pytest.raises(ParameterError, match=f"value_knots\\[{name}\\].*{why}"):
         Embedding(tiny_schema(), {name: np.array(knots)})
+
+
+@pytest.mark.parametrize("low, high", [(-5e299, 5e299), (1.79e308 - 1e300, 1.79e308), (0.0, 5e-324), (-1e300, 0.0)])
+def test_embedding_is_finite_at_extreme_accepted_bounds(low, high):
+    """Regression: 2·(x − min) overflowed (and bin centres (a + b)/2 too) for wide bounds."""
+    from spark_synth.schema import Column, ColumnType, Schema
+    from spark_synth.schema.embedding import Embedding
+
+    schema = Schema(columns=(Column("x", ColumnType.CONTINUOUS, min=low, max=high, nullable=False),
+                             Column("n", ColumnType.INTEGER, min=-(2**62), max=2**62)))
+    frame = pd.DataFrame({"x": [low, high, np.inf, -np.inf, np.nan, "s"], "n": [2**63, None, -(2**63), 0, 1.5e300, "x"]}, dtype=object)
+    embedding = Embedding(schema)
+    x, _ = embedding.embed(frame, CLIP)
+    assert np.isfinite(x).all() and np.abs(x).max() <= 1.0
+    assert x[[0, 3, 4, 5], 0].tolist() == [-1.0] * 4 and x[[1, 2], 0].tolist() == [1.0, 1.0]
+    assert all(np.isfinite(embedding.code_vectors(j)).all() for j in range(2))

@@ -43,6 +43,11 @@ def test_objects_are_immutable():
         ({"name": "a", "type": "categorical", "categories": ["x", 1]}, "all strings"),
         ({"name": "a", "type": "integer", "min": 0, "max": 1.5}, "whole numbers"),
         ({"name": "a", "type": "integer", "min": 0, "max": 5, "catgories": []}, "unknown keys ['catgories']"),
+        ({"name": "a", "type": "continuous", "min": -1e308, "max": 1e308}, "at most 1e+300"),
+        ({"name": "a", "type": "integer", "min": 0, "max": 10**400}, "finite public 'max'"),
+        ({"name": "a", "type": "continuous", "min": float("-inf"), "max": 0}, "finite public 'min'"),
+        ({"name": "a", "type": "continuous", "min": 0, "max": 2e300}, "at most 1e+300"),
+        ({"name": "a", "type": "integer", "min": 2**60, "max": 2**60 + 1}, "must be below"),  # equal as float64
     ],
 )
 def test_bad_columns_are_named(column, fragment):
@@ -79,3 +84,11 @@ def test_round_trip_to_dict():
     schema = load_schema(BUNDLED / "adult_sample.schema.json")
     assert schema_from_dict(schema.to_dict()) == schema
     assert Schema(columns=schema.columns) == schema_from_dict({"columns": schema.to_dict()["columns"]})
+
+
+def test_extreme_bounds_are_refused_before_any_row_is_read():
+    """Regression: ±1e308 passed validation, and the embedding's inf/inf = NaN became INT64_MIN sums."""
+    with pytest.raises(SchemaError, match="'x'.*finite"):
+        Column("x", ColumnType.CONTINUOUS, min=-1e308, max=1e308)
+    wide = Column("x", ColumnType.CONTINUOUS, min=-5e299, max=5e299)  # the widest span accepted
+    assert np.isfinite(wide.bin_edges).all() and np.all(np.diff(wide.bin_edges) > 0)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...errors import InternalError, ParameterError
 from ...privacy import NoisyMeasurement, split_rho
-from ...queries import MomentQuery
+from ...queries import MAX_FRACTION_BITS, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
@@ -58,7 +58,7 @@ class SpliceConfig:
     rows_public: int | None = None
     device: str = "auto"
     cpu_threads: int = 1
-    moment_fraction_bits: int = 36
+    moment_fraction_bits: int | None = None  # None: derived from the moment query's public max_rows bound
     rake_sweeps: int = 50
     numeric_model: str = "gaussian"
     rank: int = 1
@@ -69,10 +69,15 @@ class SpliceConfig:
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
                           ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0)):
             value = getattr(self, name)
+            if name == "moment_fraction_bits" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"splice.{name}", f"a whole number >= {low}", value)
         if self.n_dense + self.n_sparse < 1:
             raise ParameterError("splice.n_dense + splice.n_sparse", "at least 1 direction", self.n_dense + self.n_sparse)
+        if self.moment_fraction_bits is not None and self.moment_fraction_bits > MAX_FRACTION_BITS:
+            raise ParameterError("splice.moment_fraction_bits", f"a whole number in [8, {MAX_FRACTION_BITS}], or null (derived from a "
+                                 "public bound of 10^12 rows)", self.moment_fraction_bits)
         if self.degree > 40:
             raise ParameterError("splice.degree", "at most 40 (power-basis moments lose precision beyond)", self.degree)
         if not 0 <= self.marginal_share < 1:

@@ -1,0 +1,55 @@
+"""FPT's options (a frozen, keyword-only dataclass validated at construction)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...errors import ParameterError
+
+MODES = ("pmw", "lp")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FptConfig:
+    """Options of the ``fpt`` engine (defaults chosen by measurement: see docs/fpt.md)."""
+
+    mode: str = "pmw"
+    max_way: int = 2
+    numeric_groups: int = 16
+    max_marginal_cells: int = 10_000
+    max_model_cells: int = 2_000_000
+    rounds_per_column: float = 4.0
+    one_way_share: float = 0.1
+    select_share: float = 0.1
+    iterations: int = 60
+    final_iterations: int = 300
+    anneal: bool = True
+    hierarchy_crosses: list | None = None
+    lp_max_iterations: int = 200
+    lp_max_cells: int = 1_000_000
+    seed: int = 0
+    device: str = "auto"
+    cpu_threads: int = 2
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ParameterError("fpt.mode", f"one of {list(MODES)}", self.mode)
+        for name, low in (("max_way", 1), ("numeric_groups", 2), ("max_marginal_cells", 2), ("max_model_cells", 2), ("iterations", 1),
+                          ("final_iterations", 0), ("lp_max_iterations", 1), ("lp_max_cells", 2), ("seed", 0), ("cpu_threads", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ParameterError(f"fpt.{name}", f"a whole number >= {low}", value)
+        if self.max_way > 3:
+            raise ParameterError("fpt.max_way", "1, 2 or 3 (marginals of at most three columns)", self.max_way)
+        if not (isinstance(self.rounds_per_column, (int, float)) and math.isfinite(self.rounds_per_column) and self.rounds_per_column > 0):
+            raise ParameterError("fpt.rounds_per_column", "a finite number > 0", self.rounds_per_column)
+        for name in ("one_way_share", "select_share"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 < value < 1):
+                raise ParameterError(f"fpt.{name}", "a number in (0, 1)", value)
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ParameterError("fpt.device", "one of ['auto', 'cpu', 'cuda']", self.device)
+        if self.hierarchy_crosses is not None and (not isinstance(self.hierarchy_crosses, list)
+                                                   or not all(isinstance(c, str) for c in self.hierarchy_crosses)):
+            raise ParameterError("fpt.hierarchy_crosses", "a list of column names", self.hierarchy_crosses)

@@ -1,0 +1,92 @@
+"""Fit a Gibbs distribution to noisy linear measurements of its marginals (post-processing only).
+
+Each :class:`Observation` is a noisy answer y (σ known) to a linear map of the model's marginal
+over a clique scope — counts N·p_c, optionally grouped along axes by public code → group maps
+(hierarchy levels). We minimise Σ ‖A(N·p_c) − y‖² / σ² over the log-potentials θ by entropic
+mirror descent: θ_c ← θ_c − α·∂L/∂μ_c (a multiplicative update of the distribution), with an
+Armijo backtracking step, warm-started from the previous round's θ. Marginals come from exact
+sum-product on the junction tree of the observed scopes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from .graphical import GibbsModel, JunctionTree
+
+
+@dataclass(frozen=True, eq=False)
+class Observation:
+    """y ≈ A(N·p_scope) + noise(σ): ``groupings[k]`` maps axis k's codes to groups (None: identity);
+    ``sigma`` is a number or a table of per-cell noise scales."""
+
+    scope: tuple[int, ...]
+    values: torch.Tensor
+    sigma: float | torch.Tensor
+    groupings: tuple = field(default=())
+
+    def project(self, counts: torch.Tensor) -> torch.Tensor:
+        """A·counts: sum codes into their groups along each grouped axis."""
+        for axis, groups in enumerate(self.groupings):
+            if groups is None:
+                continue
+            shape = list(counts.shape)
+            shape[axis] = int(groups.max()) + 1
+            counts = torch.zeros(shape, dtype=counts.dtype, device=counts.device).index_add_(axis, groups, counts)
+        return counts
+
+    def adjoint(self, residual: torch.Tensor) -> torch.Tensor:
+        """Aᵀ·residual: spread each group's value back to its codes."""
+        for axis, groups in enumerate(self.groupings):
+            if groups is not None:
+                residual = residual.index_select(axis, groups)
+        return residual
+
+
+class MirrorDescent:
+    """Warm-started fitting of θ (one table per observed scope) on a fixed junction tree."""
+
+    def __init__(self, tree: JunctionTree, total: float, device, potentials: dict | None = None):
+        self.tree, self.total, self.device = tree, float(total), device
+        self.theta = {s: t.to(device) for s, t in (potentials or {}).items()}
+        self.step = None
+
+    def _loss(self, theta: dict, observations: Sequence[Observation]):
+        model = GibbsModel(self.tree, theta, self.device).calibrate()
+        mu = {scope: self.total * model.marginal(scope) for scope in dict.fromkeys(o.scope for o in observations)}
+        loss, gradient = 0.0, {}
+        for o in observations:
+            residual = o.project(mu[o.scope]) - o.values
+            loss += float((residual**2 / o.sigma**2).sum())
+            g = o.adjoint(2.0 * residual / o.sigma**2)
+            gradient[o.scope] = gradient.get(o.scope, 0.0) + g
+        return loss, gradient, mu, model
+
+    def fit(self, observations: Sequence[Observation], iterations: int) -> GibbsModel:
+        """Run ``iterations`` mirror-descent steps; returns the calibrated model at the final θ."""
+        for o in observations:
+            if o.scope not in self.theta:
+                self.theta[o.scope] = torch.zeros(self.tree.shape(o.scope), dtype=torch.float64, device=self.device)
+        loss, gradient, mu, model = self._loss(self.theta, observations)
+        if self.step is None:  # ~1 / smoothness of the loss in counts
+            self.step = 1.0 / (2.0 * self.total * sum(float((1.0 / torch.as_tensor(o.sigma) ** 2).max()) for o in observations))
+        for _ in range(iterations):
+            self.step *= 2.0
+            for _ in range(30):
+                trial = {s: t - self.step * gradient[s] if s in gradient else t for s, t in self.theta.items()}
+                new_loss, new_gradient, new_mu, new_model = self._loss(trial, observations)
+                decrease = sum(float((gradient[s] * (mu[s] - new_mu[s])).sum()) for s in gradient)
+                if loss - new_loss >= 0.5 * self.step * decrease:
+                    break
+                self.step *= 0.5
+            else:
+                break  # no step decreases the loss: at a stationary point
+            self.theta, loss, gradient, mu, model = trial, new_loss, new_gradient, new_mu, new_model
+        self.loss = loss
+        return model
+
+    def potentials(self) -> dict:
+        return {s: t.detach().cpu() for s, t in self.theta.items()}

@@ -1,0 +1,289 @@
+"""Exact inference on a discrete Gibbs distribution p(x) ∝ exp(Σ_c θ_c(x_c)) over a junction tree.
+
+Variables are 0..d-1 with public domain sizes; each factor θ_c is a log-potential table over a sorted
+scope c. A :class:`JunctionTree` is the rooted min-fill tree decomposition of the scopes' primal graph.
+On it, :class:`GibbsModel` calibrates in log space (log Z and every bag's marginal), answers exact
+marginals over any set of variables and draws exact samples; :func:`max_sum` maximises Σ_c w_c(x_c)
+exactly (an LP separation oracle).
+
+Tables are float64 tensors whose axes follow a sorted tuple of variables ("labelled" tables); the
+cost of every operation is bounded by bag sizes (times the queried scope's domain), never the joint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import networkx as nx
+import torch
+from networkx.algorithms.approximation import treewidth_min_fill_in
+
+Scope = tuple[int, ...]
+Reducer = Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
+
+
+def _logsumexp(table: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    return torch.logsumexp(table, dim=dims)
+
+
+def _amax(table: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    return torch.amax(table, dim=dims)
+
+
+# ---- labelled tables --------------------------------------------------------------------------------
+def _align(table: torch.Tensor, variables: Scope, target: Scope) -> torch.Tensor:
+    """View ``table`` (axes ``variables``) with singleton axes so that it broadcasts over ``target``."""
+    position = {v: k for k, v in enumerate(target)}
+    shape = [1] * len(target)
+    for v, size in zip(variables, table.shape):
+        shape[position[v]] = size
+    return table.reshape(shape)
+
+
+def _reduce(table: torch.Tensor, variables: Scope, keep: set[int], reducer: Reducer) -> tuple[Scope, torch.Tensor]:
+    """Reduce ``table`` over its variables outside ``keep``: (kept variables, reduced table)."""
+    dims = tuple(k for k, v in enumerate(variables) if v not in keep)
+    return tuple(v for v in variables if v in keep), (reducer(table, dims) if dims else table)
+
+
+def _log_product(factors: list[tuple[Scope, torch.Tensor]]) -> tuple[Scope, torch.Tensor]:
+    """Sum of labelled log-tables, over the union of their variables."""
+    union = tuple(sorted(set().union(*(variables for variables, _ in factors))))
+    return union, sum(_align(table, variables, union) for variables, table in factors)
+
+
+def _split(table: torch.Tensor, bag: Scope, separator: Scope) -> tuple[torch.Tensor, Scope]:
+    """A bag table as a (separator cells, other cells) matrix, and the other variables."""
+    rest = tuple(v for v in bag if v not in separator)
+    order = [bag.index(v) for v in separator + rest]
+    rows = math.prod(table.shape[bag.index(v)] for v in separator)
+    return table.permute(order).reshape(rows, -1), rest
+
+
+def _flat_index(values: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """Row-major flat index of the (n, k) configurations ``values`` in a table of ``shape``."""
+    index = torch.zeros(values.shape[0], dtype=torch.int64, device=values.device)
+    for column, size in zip(values.T, shape):
+        index = index * size + column
+    return index
+
+
+def _configurations(flat: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """Inverse of :func:`_flat_index`: (n, k) configurations of flat indices ``flat``."""
+    return torch.stack(torch.unravel_index(flat, tuple(shape)), dim=-1)
+
+
+def _checked_scope(scope: Iterable[int], d: int) -> Scope:
+    scope = tuple(int(v) for v in scope)
+    if any(a >= b for a, b in zip(scope, scope[1:])) or any(not 0 <= v < d for v in scope):
+        raise ValueError(f"scope {scope} is not a strictly increasing tuple of variables in 0..{d - 1}")
+    return scope
+
+
+# ---- the junction tree ------------------------------------------------------------------------------
+def _min_fill_decomposition(d: int, scopes: Sequence[Scope]) -> nx.Graph:
+    """Min-fill tree decomposition (frozenset bags) of the primal graph, no bag inside a neighbour."""
+    graph = nx.Graph()
+    graph.add_nodes_from(range(d))
+    for scope in scopes:
+        graph.add_edges_from(itertools.combinations(scope, 2))
+    _, tree = treewidth_min_fill_in(graph)
+    while (edge := next(((a, b) for a, b in tree.edges if a <= b or b <= a), None)) is not None:
+        small, large = sorted(edge, key=len)
+        tree = nx.contracted_nodes(tree, large, small, self_loops=False)
+    assert nx.is_tree(tree)
+    return tree
+
+
+class JunctionTree:
+    """Rooted junction tree of the scopes' min-fill decomposition; bags listed root first (BFS)."""
+
+    def __init__(self, sizes: Sequence[int], scopes: Iterable[Sequence[int]]):
+        if not sizes:
+            raise ValueError("a model needs at least one variable")
+        self.sizes = tuple(int(s) for s in sizes)
+        self.scopes = tuple(_checked_scope(scope, len(self.sizes)) for scope in scopes)
+        tree = _min_fill_decomposition(len(self.sizes), self.scopes)
+        root = max(tree, key=lambda bag: (self.cells(bag), sorted(bag)))
+        order, parent = [root], [-1]
+        for above, below in nx.bfs_edges(tree, root, sort_neighbors=lambda bags: sorted(bags, key=sorted)):
+            order.append(below)
+            parent.append(order.index(above))
+        self.bags: tuple[Scope, ...] = tuple(tuple(sorted(bag)) for bag in order)
+        self.parent: list[int] = parent
+        self.separators: tuple[Scope, ...] = tuple(
+            tuple(v for v in bag if p >= 0 and v in order[p]) for bag, p in zip(self.bags, parent)
+        )
+        self._bag_sets = [set(bag) for bag in self.bags]
+        self.width = max(map(len, self.bags)) - 1
+        self.largest_bag_cells = max(map(self.cells, self.bags))
+        assert all(self.bag_containing(scope) is not None for scope in self.scopes)
+
+    def shape(self, variables: Iterable[int]) -> tuple[int, ...]:
+        """Domain sizes of ``variables``."""
+        return tuple(self.sizes[v] for v in variables)
+
+    def cells(self, variables: Iterable[int]) -> int:
+        """Number of cells of a table over ``variables``."""
+        return math.prod(self.shape(variables))
+
+    def bag_containing(self, scope: Iterable[int]) -> int | None:
+        """Index of the first bag (root first) that contains ``scope``, or None."""
+        scope = set(scope)
+        return next((i for i, bag in enumerate(self._bag_sets) if scope <= bag), None)
+
+    @classmethod
+    def bag_cells_if_added(cls, sizes: Sequence[int], scopes: Iterable[Sequence[int]], new_scope: Sequence[int]) -> int:
+        """Largest bag's cell count of the decomposition of ``scopes`` plus ``new_scope`` (public sizes only)."""
+        return cls(sizes, [*scopes, new_scope]).largest_bag_cells
+
+
+def _bag_tables(tree: JunctionTree, tables: Mapping[Sequence[int], object], device: torch.device) -> list[torch.Tensor]:
+    """Each bag's sum of the tables assigned to it (each table goes to the first bag containing its scope)."""
+    bag_tables = [torch.zeros(tree.shape(bag), dtype=torch.float64, device=device) for bag in tree.bags]
+    for scope, table in tables.items():
+        scope = _checked_scope(scope, len(tree.sizes))
+        table = torch.as_tensor(table, dtype=torch.float64, device=device)
+        if (i := tree.bag_containing(scope)) is None:
+            raise ValueError(f"scope {scope} is not covered by the junction tree")
+        if table.shape != tree.shape(scope) or not torch.isfinite(table).all():
+            raise ValueError(f"table of scope {scope} must be finite with shape {tree.shape(scope)}")
+        bag_tables[i] = bag_tables[i] + _align(table, scope, tree.bags[i])
+    return bag_tables
+
+
+def _collect(tree: JunctionTree, tables: list[torch.Tensor], reducer: Reducer) -> tuple[list, list]:
+    """Upward pass: each bag's table plus its children's messages, and each bag's message to its parent."""
+    totals, messages = list(tables), [None] * len(tables)
+    for i in reversed(range(len(tables))):
+        if (p := tree.parent[i]) >= 0:
+            separator = tree.separators[i]
+            messages[i] = _reduce(totals[i], tree.bags[i], set(separator), reducer)[1]
+            totals[p] = totals[p] + _align(messages[i], separator, tree.bags[p])
+    return totals, messages
+
+
+def _covering_subtree(tree: JunctionTree, scope: set[int]) -> set[int]:
+    """A small connected set of bags covering ``scope``: prune, while possible, leaves whose neighbour
+    holds all of their ``scope`` variables."""
+    neighbours = {i: set() for i in range(len(tree.bags))}
+    for i, p in enumerate(tree.parent):
+        if p >= 0:
+            neighbours[i].add(p)
+            neighbours[p].add(i)
+    leaves = [i for i, near in neighbours.items() if len(near) == 1]
+    while leaves and len(neighbours) > 1:
+        leaf = leaves.pop()
+        (near,) = neighbours[leaf]
+        if scope & set(tree.bags[leaf]) <= set(tree.bags[near]):
+            del neighbours[leaf]
+            neighbours[near].discard(leaf)
+            if len(neighbours[near]) == 1:
+                leaves.append(near)
+    return set(neighbours)
+
+
+def _inverse_cdf(probabilities: torch.Tensor, rows: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+    """Column drawn from row ``rows[j]`` of the (S, K) probability matrix with uniform ``uniforms[j]``:
+    one search in the rows' cumulative sums laid end to end (row s spans [s, s + 1])."""
+    cumulative = probabilities.cumsum(dim=1)
+    cumulative = cumulative / cumulative[:, -1:]
+    offsets = torch.arange(len(probabilities), dtype=torch.float64, device=probabilities.device)[:, None]
+    flat = torch.searchsorted((cumulative + offsets).reshape(-1), rows + uniforms, right=True)
+    return torch.clamp(flat - rows * probabilities.shape[1], 0, probabilities.shape[1] - 1)
+
+
+# ---- inference --------------------------------------------------------------------------------------
+class GibbsModel:
+    """p(x) ∝ exp(Σ_c θ_c(x_c)) on a junction tree: calibration, exact marginals, exact sampling.
+
+    ``potentials`` maps sorted scopes (each inside a bag of ``tree``) to log-potential tables;
+    missing scopes count as zero.
+    """
+
+    def __init__(self, tree: JunctionTree, potentials: Mapping[Sequence[int], object], device=None):
+        self.tree = tree
+        self.device = torch.device(device or "cpu")
+        self.log_potentials = _bag_tables(tree, potentials, self.device)
+        self.log_partition: float | None = None  # log Z, set by calibrate()
+        self.log_beliefs: list[torch.Tensor] = []  # each bag's log-marginal, axes = the bag
+        self._log_conditionals: list[torch.Tensor] = []  # log p(bag \ separator | separator)
+
+    def calibrate(self) -> GibbsModel:
+        """Log-space sum-product (upward then downward pass): sets ``log_partition`` and ``log_beliefs``."""
+        tree = self.tree
+        upward, messages = _collect(tree, self.log_potentials, _logsumexp)
+        self.log_partition = float(torch.logsumexp(upward[0].reshape(-1), dim=0))
+        beliefs = [upward[0] - self.log_partition]
+        for i in range(1, len(tree.bags)):
+            p, separator = tree.parent[i], tree.separators[i]
+            cavity = beliefs[p] - _align(messages[i], separator, tree.bags[p])
+            downward = _reduce(cavity, tree.bags[p], set(separator), _logsumexp)[1]
+            beliefs.append(upward[i] + _align(downward, separator, tree.bags[i]))
+        self.log_beliefs = beliefs
+        self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
+        return self
+
+    def _conditionals(self) -> list[torch.Tensor]:
+        """log p(bag \\ separator | separator) for every bag (from the calibrated beliefs)."""
+        if not self._log_conditionals:
+            tree = self.tree
+            self._log_conditionals = [
+                belief - _align(_reduce(belief, bag, set(separator), _logsumexp)[1], separator, bag)
+                for belief, bag, separator in zip(self.log_beliefs, tree.bags, tree.separators)
+            ]
+        return self._log_conditionals
+
+    def _calibrated(self) -> GibbsModel:
+        return self if self.log_partition is not None else self.calibrate()
+
+    def marginal(self, scope: Sequence[int]) -> torch.Tensor:
+        """Exact probability table over the sorted variables ``scope`` (axes in that order).
+
+        On a small subtree covering ``scope``, the joint is the top bag's belief times its other bags'
+        conditionals given their separators; bags are eliminated from the leaves inwards, each message
+        keeping only its separator and the ``scope`` variables met so far.
+        """
+        tree, keep = self._calibrated().tree, set(_checked_scope(scope, len(self.tree.sizes)))
+        inside = tree.bag_containing(keep)
+        if inside is not None:  # the common case: sum the bag's marginal down to the scope
+            dims = tuple(k for k, v in enumerate(tree.bags[inside]) if v not in keep)
+            belief = self.log_beliefs[inside].exp()
+            return belief.sum(dim=dims) if dims else belief
+        subtree = _covering_subtree(tree, keep)
+        top = min(subtree)  # bags are in BFS order, so the subtree's top has the smallest index
+        incoming: dict[int, list] = {i: [] for i in subtree}
+        for i in sorted(subtree - {top}, reverse=True):
+            variables, table = _log_product([(tree.bags[i], self._conditionals()[i]), *incoming[i]])
+            incoming[tree.parent[i]].append(_reduce(table, variables, keep | set(tree.separators[i]), _logsumexp))
+        variables, table = _log_product([(tree.bags[top], self.log_beliefs[top]), *incoming[top]])
+        return _reduce(table, variables, keep, _logsumexp)[1].exp()
+
+    def sample(self, n: int, generator: torch.Generator | int) -> torch.Tensor:
+        """(n, d) int64 exact samples: the root bag from its marginal, then (root first) each bag's other
+        variables from their conditional given its separator's values; ``generator`` may be a seed."""
+        tree = self._calibrated().tree
+        if isinstance(generator, int):
+            generator = torch.Generator(device=self.device).manual_seed(generator)
+        out = torch.zeros((n, len(tree.sizes)), dtype=torch.int64, device=self.device)
+        for bag, separator, conditional in zip(tree.bags, tree.separators, self._conditionals()):
+            probabilities, rest = _split(conditional.exp(), bag, separator)
+            rows = _flat_index(out[:, list(separator)], tree.shape(separator))
+            uniforms = torch.rand(n, generator=generator, dtype=torch.float64, device=self.device)
+            out[:, list(rest)] = _configurations(_inverse_cdf(probabilities, rows, uniforms), tree.shape(rest))
+        return out
+
+
+def max_sum(tree: JunctionTree, weights: Mapping[Sequence[int], object], device=None) -> tuple[float, list[int]]:
+    """max over x of Σ_c w_c(x_c) and a maximiser (length-d list), by max-sum over ``tree`` then
+    backtracking root first; ``weights`` maps scopes inside bags to tables, missing scopes are zero."""
+    device = torch.device(device or "cpu")
+    totals, _ = _collect(tree, _bag_tables(tree, weights, device), _amax)
+    best = torch.zeros(len(tree.sizes), dtype=torch.int64, device=device)
+    for bag, separator, total in zip(tree.bags, tree.separators, totals):
+        table, rest = _split(total, bag, separator)
+        row = _flat_index(best[list(separator)][None], tree.shape(separator))[0]
+        best[list(rest)] = _configurations(table[row].argmax(), tree.shape(rest))
+    return float(totals[0].max()), best.tolist()

@@ -1,0 +1,79 @@
+"""The fitted FPT model: a Gibbs distribution on a junction tree, sampled exactly (post-processing)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ...errors import InternalError
+from ...schema import Schema
+from ..base import FittedModel
+from .graphical import GibbsModel, JunctionTree
+
+
+class FptModel(FittedModel):
+    """log-potential tables over clique scopes of the columns' model codes, the DP row estimate, and
+    per coarsened column its public grouping and the DP 1-way distribution over its fine codes
+    (a sampled group becomes a fine code drawn from that distribution within the group)."""
+
+    engine = "fpt"
+
+    def __init__(self, code_sizes, sizes, potentials: dict, estimated_rows: float, refinements: dict | None = None,
+                 support: np.ndarray | None = None, weights: np.ndarray | None = None):
+        self.code_sizes = tuple(int(s) for s in code_sizes)
+        self.sizes = tuple(int(s) for s in sizes)
+        self.refinements = {int(j): (np.asarray(g, dtype=np.int64), np.asarray(p, dtype=np.float64))
+                            for j, (g, p) in (refinements or {}).items()}
+        self.potentials = {tuple(int(v) for v in s): torch.as_tensor(t, dtype=torch.float64) for s, t in potentials.items()}
+        self.estimated_rows = float(estimated_rows)
+        self.support = None if support is None else np.asarray(support, dtype=np.int64)  # LP mode: a sparse histogram
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        self._model: GibbsModel | None = None
+
+    def gibbs(self) -> GibbsModel:
+        if self._model is None:
+            tree = JunctionTree(self.sizes, list(self.potentials) or [(0,)])
+            self._model = GibbsModel(tree, self.potentials).calibrate()
+        return self._model
+
+    @property
+    def width(self) -> int:
+        return self.gibbs().tree.width
+
+    def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
+        if self.support is not None:
+            picks = rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())
+            return self.support[picks]
+        seed = int(rng.integers(0, 2**63 - 1))
+        codes = self.gibbs().sample(n_rows, torch.Generator().manual_seed(seed)).cpu().numpy().astype(np.int64)
+        for j, (grouping, fine) in self.refinements.items():
+            codes[:, j] = _refine(codes[:, j], grouping, fine, rng)
+        return codes
+
+    def to_state(self) -> dict:
+        state = {"code_sizes": list(self.code_sizes), "sizes": list(self.sizes), "estimated_rows": self.estimated_rows,
+                 "potentials": [[list(s), t.tolist()] for s, t in self.potentials.items()],
+                 "refinements": [[j, g.tolist(), p.tolist()] for j, (g, p) in self.refinements.items()]}
+        if self.support is not None:
+            state["support"], state["weights"] = self.support.tolist(), self.weights.tolist()
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict, schema: Schema) -> "FptModel":
+        if list(state["code_sizes"]) != [c.size for c in schema]:
+            raise InternalError("saved fpt model does not match its schema's domain sizes")
+        return cls(state["code_sizes"], state["sizes"], {tuple(s): t for s, t in state["potentials"]}, state["estimated_rows"],
+                   {j: (g, p) for j, g, p in state["refinements"]}, state.get("support"), state.get("weights"))
+
+
+def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Fine codes for sampled groups: within each group, drawn from ``fine`` restricted to it
+    (uniform over the group where ``fine`` has no mass there)."""
+    out = np.empty_like(groups)
+    for group in np.unique(groups):
+        rows = np.flatnonzero(groups == group)
+        members = np.flatnonzero(grouping == group)
+        weights = fine[members]
+        weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(members), 1.0 / len(members))
+        out[rows] = rng.choice(members, size=len(rows), p=weights)
+    return out
