@@ -11,6 +11,7 @@ import json
 import sys
 import time
 
+from .config import MAX_ROWS
 from .errors import InternalError, SparkSynthError
 
 EXIT_USER_ERROR = 2
@@ -33,8 +34,17 @@ path or a catalog table name. Outputs: format from the extension (.csv, .parquet
 (a bare name like db.table is a catalog table)."""
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors keep the CLI's contract: ONE line ``spark-synth: error: …`` on stderr, exit 2."""
+
+    def error(self, message: str):
+        text = " ".join(str(message).split())
+        print(f"spark-synth: error: {text} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="spark-synth", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{run,fit,sample,evaluate,release,budget}")
@@ -54,9 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "cap (default: the input; see `spark-synth budget --source-table ID`)")
 
     def common_out_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--rows", required=True, type=int, help="number of synthetic rows to write")
+        p.add_argument("--rows", required=True, type=int,
+                       help=f"number of synthetic rows to write (at most {MAX_ROWS:,})")
         p.add_argument("--output", required=True, help="output: *.csv, *.parquet, a Delta path, or a table name")
-        p.add_argument("--seed", type=int, default=None, help="sampling seed (default: random, reported)")
+        p.add_argument("--seed", type=int, default=None, help="sampling seed, 0 to 2^63-1 (default: random, reported)")
         p.add_argument("--overwrite", action="store_true", help="replace an existing output")
 
     def common_env_args(p: argparse.ArgumentParser, mlflow: bool = True) -> None:
@@ -171,7 +182,7 @@ def job_parser(command: str, description: str) -> argparse.ArgumentParser:
     """The argument parser of ``jobs/COMMAND.py``: ``--config`` plus the job's override flags."""
     from .config import JOB_KEYS
 
-    p = argparse.ArgumentParser(prog=f"jobs/{command}.py", description=description)
+    p = _ArgumentParser(prog=f"jobs/{command}.py", description=description)
     p.add_argument("--config", help="run config YAML, e.g. conf/runs/adult_sample.yaml")
     for key in JOB_KEYS[command]:
         flag = dict(_JOB_FLAGS[key])
@@ -206,15 +217,22 @@ def run_job(command: str, parser: argparse.ArgumentParser, argv: list[str] | Non
 def run_and_report(action) -> int:
     """Call ``action()``; print its summary as one JSON line (exit 0) or one error line (exit 2 / 1).
 
-    Shared by the CLI and the spark-submit jobs in ``jobs/`` so both behave the same way.
+    Shared by the CLI and the spark-submit jobs in ``jobs/`` so both behave the same way. A Spark
+    JVM started meanwhile writes its console output to a log file (:func:`~spark_synth.session.jvm_console_to_log`),
+    so stderr holds nothing but that one line.
     """
+    from .session import jvm_console_log, jvm_console_to_log
+
     try:
-        summary = action()
+        with jvm_console_to_log():
+            summary = action()
     except SparkSynthError as exc:
         print(f"spark-synth: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_INTERNAL_ERROR if isinstance(exc, InternalError) else EXIT_USER_ERROR
     except Exception as exc:  # Spark/Java failures: one line, no stack dump of private values
-        print(f"spark-synth: error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        log = jvm_console_log()
+        where = f" (Spark's log: {log})" if log is not None else ""
+        print(f"spark-synth: error: {type(exc).__name__}: {_one_line(exc)}{where}", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
     print(json.dumps(summary, default=str))
     return 0

@@ -55,7 +55,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             synth.fit(train, schema)
             params["fit_on"] = "train part (evaluate)"
         with tracker.charge(synth.privacy_report_):
-            tracker.log_fit(params, synth.privacy_report_, synth.timings_)
+            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary())
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
             write_started = time.perf_counter()
             written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
@@ -111,7 +111,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         tracker.check_room(synth)
         _fit_from_input(synth, spark, input, parsed)
         with tracker.charge(synth.privacy_report_):
-            tracker.log_fit(params, synth.privacy_report_, synth.timings_)
+            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary())
             saved = synth.save(model)
             tracker.log_model_dir(saved)
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
@@ -188,11 +188,12 @@ class _Tracker:
                             "cumulative_delta": total["delta"]}
             yield reservation
 
-    def log_fit(self, params: dict, report: PrivacyReport, timings: dict) -> None:
+    def log_fit(self, params: dict, report: PrivacyReport, timings: dict, summary: dict) -> None:
         if self.run_id:
             from .track import log_fit
 
             log_fit(params, report, timings)
+            _log_fit_summary(summary)
 
     def log_output(self, location: str, rows: int, seed: int, timings: dict) -> None:
         if self.run_id:
@@ -211,6 +212,29 @@ class _Tracker:
             from .track.pyfunc import log_synthesizer_model
 
             log_synthesizer_model(synth, source=source)
+
+
+def _log_fit_summary(summary: dict) -> None:
+    """The engine's public fit facts: numbers as ``fit.*`` metrics (lists of numbers as a metric's
+    history, e.g. the per-round budget), everything in ``fit_summary.json``."""
+    if not summary:
+        return
+    import mlflow
+    from mlflow.entities import Metric
+
+    def number(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    stamp, metrics = int(time.time() * 1000), []
+    for key, value in summary.items():
+        if number(value):
+            metrics.append(Metric(f"fit.{key}", float(value), stamp, 0))
+        elif isinstance(value, list) and value and all(number(v) for v in value):
+            metrics += [Metric(f"fit.{key}", float(v), stamp, step) for step, v in enumerate(value)]
+    client, run_id = mlflow.tracking.MlflowClient(), mlflow.active_run().info.run_id
+    for start in range(0, len(metrics), 1000):  # MLflow's batch limit
+        client.log_batch(run_id, metrics=metrics[start:start + 1000])
+    mlflow.log_dict(summary, "fit_summary.json")
 
 
 @contextmanager

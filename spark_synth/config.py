@@ -13,14 +13,24 @@ from .errors import ParameterError
 from .schema.encoding import OutOfDomainPolicy
 
 
+#: Public maximum of synthetic rows one ``run``/``sample`` writes (``--rows``): 10^11. It keeps the
+#: generated partition count (rows / 250,000) and every row index well inside Spark's limits; write
+#: more as several outputs with different seeds.
+MAX_ROWS = 10**11
+#: Largest sampling seed (``--seed``): a signed 64-bit integer, as Spark and the MLflow params store it.
+MAX_SEED = 2**63 - 1
+
+
 def check_rows(rows: object) -> None:
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
-        raise ParameterError("rows", "a whole number > 0", rows)
+    if isinstance(rows, bool) or not isinstance(rows, int) or not 0 < rows <= MAX_ROWS:
+        raise ParameterError("rows", f"a whole number > 0 and at most the public maximum {MAX_ROWS:,} (--rows; "
+                                     f"write more as several outputs with different seeds)", rows)
 
 
 def check_seed(seed: object) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ParameterError("seed", "a whole number >= 0 (or omitted for a random seed)", seed)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise ParameterError("seed", f"a whole number from 0 to 2^63 - 1 = {MAX_SEED} (--seed; or omitted for a "
+                                     f"random seed)", seed)
 
 
 def check_policy(policy: object) -> OutOfDomainPolicy:
@@ -28,6 +38,35 @@ def check_policy(policy: object) -> OutOfDomainPolicy:
         return OutOfDomainPolicy(policy)
     except ValueError:
         raise ParameterError("out_of_domain", f"one of {[p.value for p in OutOfDomainPolicy]}", policy) from None
+
+
+def check_output_apart(source: str, output: str) -> None:
+    """Refuse an output that is the input, inside it, or holds it: writing (or ``--overwrite``) there
+    would replace the table being read, or mix synthetic files into it."""
+    from .errors import OutputError
+    from .io.locations import is_table_name
+
+    def normal(target: str) -> str:
+        target = target.strip().rstrip("/") or "/"
+        if is_table_name(target):
+            return "table:" + target.lower()
+        if "://" in target or target.startswith("dbfs:"):
+            return target
+        return os.path.realpath(os.path.expanduser(target))
+
+    if not isinstance(source, str) or not isinstance(output, str):
+        return
+    a, b = normal(source), normal(output)
+    if a == b:
+        raise OutputError(f"output '{output}' is the input; choose another --output (spark-synth never writes over the "
+                          f"table it reads)")
+    if not a.startswith("table:") and not b.startswith("table:"):
+        if b.startswith(a.rstrip("/") + "/"):
+            raise OutputError(f"output '{output}' is inside the input '{source}'; choose an --output outside it (its "
+                              f"files would be read as input rows next time)")
+        if a.startswith(b.rstrip("/") + "/"):
+            raise OutputError(f"output '{output}' holds the input '{source}'; choose another --output (writing there "
+                              f"would replace the input)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +102,7 @@ class RunConfig:
         check_rows(self.rows)
         check_seed(self.seed)
         check_policy(self.out_of_domain)
+        check_output_apart(self.input, self.output)
         if self.engine_options is not None and not isinstance(self.engine_options, dict):
             raise ParameterError("engine_options", "a mapping of option name -> value", self.engine_options)
         if self.dataset_id is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -24,6 +25,60 @@ PROFILES_DIR = Path(__file__).resolve().parents[1] / "conf" / "spark"
 def _profiles_dir() -> Path:
     conf = os.environ.get("SPARK_SYNTH_CONF")
     return Path(conf) / "spark" if conf else PROFILES_DIR
+
+
+#: Whether a Spark JVM started by :func:`get_spark` sends its console output to a log file (see
+#: :func:`jvm_console_to_log`), and the file it went to.
+_JVM_CONSOLE: dict = {"to_log": False, "log": None}
+#: The log file of a JVM started under :func:`jvm_console_to_log`, relative to :func:`spark_synth_home`.
+JVM_LOG = Path("logs") / "spark-driver.log"
+
+
+@contextmanager
+def jvm_console_to_log():
+    """While active, a Spark JVM that :func:`get_spark` starts writes its console output (Ivy's
+    dependency report, log4j warnings and errors, JVM notices) to ``SPARK_SYNTH_HOME/logs/spark-driver.log``
+    instead of the terminal, for its whole life. The CLI uses it so that a failure is ONE line on
+    stderr. An existing session (spark-submit, notebooks, tests) is not touched."""
+    previous = _JVM_CONSOLE["to_log"]
+    _JVM_CONSOLE["to_log"] = True
+    try:
+        yield
+    finally:
+        _JVM_CONSOLE["to_log"] = previous
+
+
+def jvm_console_log() -> Path | None:
+    """The file a JVM started by this process writes its console output to, if it was redirected."""
+    return _JVM_CONSOLE["log"]
+
+
+@contextmanager
+def _jvm_console_redirected():
+    """Point file descriptors 1 and 2 at the JVM log while the JVM is launched (it inherits them)."""
+    if not _JVM_CONSOLE["to_log"]:
+        yield
+        return
+    path = spark_synth_home() / JVM_LOG
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError:  # an unwritable home: keep the console output rather than fail
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        _JVM_CONSOLE["log"] = path
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log):
+            os.close(fd)
 
 
 def spark_synth_home() -> Path:
@@ -85,6 +140,7 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
             from delta import configure_spark_with_delta_pip
 
             builder = configure_spark_with_delta_pip(builder)
-    spark = builder.getOrCreate()
+    with _jvm_console_redirected():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

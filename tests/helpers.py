@@ -71,11 +71,17 @@ class ExactOracle:
             rho_total = rho_remaining = float(rho)
             calls: list = []
 
+            def _spend(self, rho):  # accounted like the real oracle, so budget-driven loops end
+                if rho > self.rho_remaining * (1 + 1e-9):
+                    raise AssertionError(f"ExactOracle: {rho} requested, {self.rho_remaining} left")
+                self.rho_remaining = max(self.rho_remaining - rho, 0.0)
+
             def measure(self, query, rho):
                 return self.measure_many([(query, rho)])[0]
 
             def measure_many(self, requests):
                 requests = list(requests)
+                self._spend(sum(r for _, r in requests))
                 answers = answer_frame(frame, schema, [q for q, _ in requests])
                 self.calls.extend(("measure", q.name, r) for q, r in requests)
                 return [NoisyMeasurement(query=q, values=a / q.unit, sigma=1e-6, rho=r) for (q, r), a in zip(requests, answers)]
@@ -86,6 +92,7 @@ class ExactOracle:
             def select(self, candidates, score_kind, model_answers, rho, *, weights=None, offsets=None):
                 answers = answer_frame(frame, schema, list(candidates))
                 errors = [np.abs(a / q.unit - m).sum() for q, a, m in zip(candidates, answers, model_answers)]
+                self._spend(rho)
                 self.calls.append(("select", score_kind, rho))
                 return candidates[int(np.argmax(errors))]
 

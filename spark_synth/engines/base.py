@@ -120,6 +120,11 @@ class FittedModel(ABC):
     def from_state(cls, state: dict, schema: Schema) -> "FittedModel":
         """Rebuild a model from :meth:`to_state` output."""
 
+    def fit_summary(self) -> dict:
+        """Public facts about the fit worth logging (e.g. treewidth, rounds, selected query names):
+        post-processed DP output only. Numbers become MLflow metrics, the rest ``fit_summary.json``."""
+        return {}
+
 
 @dataclass(frozen=True, kw_only=True)
 class NoOptions:

@@ -13,7 +13,8 @@ def check_structure(df, schema: Schema) -> None:
     problems = []
     missing = [c.name for c in schema if c.name not in actual]
     if missing:
-        problems.append(f"missing columns {missing} (declared in the schema, absent from the data)")
+        problems.append(f"missing columns {missing} (declared in the schema, absent from the data: add them to the "
+                        f"data or remove them from the schema)")
     extra = [name for name in actual if name not in schema.names]
     if extra:
         problems.append(f"extra columns {extra} (in the data, not in the schema: drop them or declare them)")

@@ -23,6 +23,18 @@ DEFAULT_NUMERIC_BINS = 64
 MAX_BOUND_SPAN = 1e300
 
 
+@dataclass(frozen=True)
+class HierarchyLevel:
+    """One public level of a categorical column's hierarchy: each value of the level below (the
+    column's categories for the first level) mapped to exactly one parent group."""
+
+    name: str
+    parents: tuple[tuple[object, object], ...]  # (child, parent) pairs, in the children's order
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "parents": {str(child): parent for child, parent in self.parents}}
+
+
 class ColumnType(str, Enum):
     """The four column kinds of the schema file format."""
 
@@ -53,11 +65,14 @@ class Column:
     max: float | None = None
     bins: int | None = None
     nullable: bool = True
+    hierarchy: tuple[HierarchyLevel, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"column '{self.name}'"
         if not isinstance(self.name, str) or not self.name:
             raise SchemaError(f"every column needs a non-empty string 'name'; got {self.name!r}")
+        if self.hierarchy:
+            _check_hierarchy(where, self)
         if self.type.is_discrete:
             if len(self.categories) == 0:
                 raise SchemaError(f"{where} is {self.type.value} and needs a non-empty 'categories' list")
@@ -122,8 +137,25 @@ class Column:
             return np.linspace(lo - 0.5, hi + 0.5, n_bins + 1)
         return np.linspace(lo, hi, (self.bins or DEFAULT_NUMERIC_BINS) + 1)
 
+    def hierarchy_groupings(self) -> list[tuple[str, tuple[int, ...]]]:
+        """Per hierarchy level (finest first): its name and the group of every code of this column
+        (groups numbered by first appearance; the null code keeps a group of its own, the last)."""
+        out, current = [], list(self.categories)
+        groups_of_code = list(range(len(self.categories)))
+        for level in self.hierarchy:
+            parent_of = {str(child): str(parent) for child, parent in level.parents}
+            parents = list(dict.fromkeys(parent_of[str(child)] for child in current))
+            index = {p: i for i, p in enumerate(parents)}
+            groups_of_code = [index[parent_of[str(current[g])]] for g in groups_of_code]
+            null = [len(parents)] if self.nullable else []
+            out.append((level.name, tuple(groups_of_code + null)))
+            current = parents
+        return out
+
     def to_dict(self) -> dict:
         out: dict = {"name": self.name, "type": self.type.value}
+        if self.hierarchy:
+            out["hierarchy"] = [level.to_dict() for level in self.hierarchy]
         if self.type.is_discrete:
             out["categories"] = list(self.categories)
         else:
@@ -177,6 +209,35 @@ class Schema:
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
+
+
+def _check_hierarchy(where: str, column: Column) -> None:
+    """Levels nest: each level maps every value of the level below to exactly one parent."""
+    if not column.type.is_discrete:
+        raise SchemaError(f"{where}: only categorical/ordinal columns can declare a 'hierarchy'; remove it or make "
+                          f"the column categorical")
+    children, names = list(column.categories), set()
+    for depth, level in enumerate(column.hierarchy, start=1):
+        label = f"{where}, hierarchy level {depth}"
+        if not isinstance(level.name, str) or not level.name or level.name in names:
+            raise SchemaError(f"{label}: every level needs a unique non-empty 'name'; got {level.name!r}")
+        names.add(level.name)
+        label = f"{where}, hierarchy level '{level.name}'"
+        mapped = [str(child) for child, _ in level.parents]
+        if len(set(mapped)) != len(mapped):
+            raise SchemaError(f"{label}: a value is given two parents; each value needs exactly one")
+        bad = sorted(set(mapped) - {str(c) for c in children})
+        if bad:
+            raise SchemaError(f"{label}: 'parents' maps {bad[:5]} which are not values of the level below; map "
+                              f"exactly the level below's values")
+        missing = [c for c in children if str(c) not in set(mapped)]
+        if missing:
+            raise SchemaError(f"{label}: {len(missing)} value(s) of the level below have no parent (e.g. "
+                              f"{missing[:5]}); give every value exactly one parent")
+        parents = [parent for _, parent in level.parents]
+        if not all(isinstance(p, (str, int)) and not isinstance(p, bool) and str(p) for p in parents):
+            raise SchemaError(f"{label}: parent groups must be non-empty strings or integers")
+        children = list(dict.fromkeys(str(p) for p in parents))
 
 
 def _check_bound(where: str, kind: ColumnType, key: str, value) -> None:

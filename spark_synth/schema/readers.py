@@ -8,33 +8,64 @@ from pathlib import Path
 import yaml
 
 from ..errors import SchemaError
-from .columns import Column, ColumnType, Schema
+from .columns import Column, ColumnType, HierarchyLevel, Schema
 
-_COLUMN_KEYS = {"name", "type", "categories", "min", "max", "bins", "nullable", "description"}
+_COLUMN_KEYS = {"name", "type", "categories", "min", "max", "bins", "nullable", "description", "hierarchy"}
 _TYPES = ", ".join(t.value for t in ColumnType)
 
 
 def load_schema(path: str | Path) -> Schema:
     """Read a schema file: ``.json`` in the shared schema format, or ``.yaml``/``.yml``."""
     path = Path(path)
+    if path.is_dir():
+        raise SchemaError(f"schema file '{path}' is a folder; pass the path of a .json or .yaml schema file")
     if not path.is_file():
         raise SchemaError(f"schema file '{path}' does not exist; pass the path of a .json or .yaml schema")
-    text = path.read_text(encoding="utf-8")
+    is_yaml = path.suffix.lower() in (".yaml", ".yml")
+    kind = "YAML" if is_yaml else "JSON"
     try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            raw = yaml.safe_load(text)
-        else:
-            raw = json.loads(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SchemaError(f"schema file '{path}' is not valid {path.suffix.lstrip('.').upper() or 'JSON'}: {exc}") from None
-    return schema_from_dict(raw, source=str(path))
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"schema file '{path}' is not UTF-8 text (byte {exc.start + 1} is not UTF-8); save it as "
+                          f"UTF-8 {kind}") from None
+    except OSError as exc:
+        raise SchemaError(f"schema file '{path}' cannot be read ({exc.strerror or type(exc).__name__}); check its "
+                          f"permissions") from None
+    try:
+        raw = yaml.safe_load(text) if is_yaml else json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"schema file '{path}' is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; "
+                          f"fix the syntax there") from None
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"schema file '{path}' is not valid YAML: {_yaml_problem(exc)}; fix the syntax there") from None
+    except RecursionError:
+        raise SchemaError(f"schema file '{path}' is nested too deeply to be a schema; see the schema format") from None
+    try:
+        return schema_from_dict(raw, source=str(path))
+    except SchemaError as exc:  # name the file in every message (Column's own checks do not know it)
+        if str(path) in str(exc):
+            raise
+        raise SchemaError(f"{path}: {exc}") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's multi-line error as one line: the problem and where it is."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+    context = getattr(exc, "context", None)
+    detail = f" ({context})" if context and context != problem else ""
+    return " ".join(f"{problem}{where}{detail}".split())
 
 
 def schema_from_dict(raw: object, source: str = "schema") -> Schema:
     """Build a :class:`Schema` from the parsed JSON/YAML mapping."""
     if not isinstance(raw, dict) or not isinstance(raw.get("columns"), list):
         raise SchemaError(f"{source}: expected a mapping with a 'columns' list")
-    columns = [_column_from_dict(c, i, source) for i, c in enumerate(raw["columns"])]
+    shared = raw.get("hierarchies", {})
+    if not isinstance(shared, dict):
+        raise SchemaError(f"{source}: 'hierarchies' must map a hierarchy's name to its list of levels")
+    columns = [_column_from_dict(c, i, source, shared) for i, c in enumerate(raw["columns"])]
     return Schema(
         columns=tuple(columns),
         name=raw.get("name"),
@@ -43,7 +74,7 @@ def schema_from_dict(raw: object, source: str = "schema") -> Schema:
     )
 
 
-def _column_from_dict(raw: object, index: int, source: str) -> Column:
+def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Column:
     if not isinstance(raw, dict):
         raise SchemaError(f"{source}: column #{index} must be a mapping; got {type(raw).__name__}")
     name = raw.get("name", f"#{index}")
@@ -62,7 +93,45 @@ def _column_from_dict(raw: object, index: int, source: str) -> Column:
         categories = raw.get("categories")
         if not isinstance(categories, list):
             raise SchemaError(f"{source}: column '{name}' is {col_type.value} and needs a 'categories' list")
-        return Column(name=name, type=col_type, categories=tuple(categories), nullable=nullable)
+        hierarchy = _hierarchy_from_dict(raw.get("hierarchy"), categories, f"{source}: column '{name}'", shared)
+        return Column(name=name, type=col_type, categories=tuple(categories), nullable=nullable, hierarchy=hierarchy)
+    if raw.get("hierarchy") is not None:
+        raise SchemaError(f"{source}: column '{name}' is {col_type.value}; only categorical/ordinal columns can "
+                          f"declare a 'hierarchy'")
     return Column(
         name=name, type=col_type, min=raw.get("min"), max=raw.get("max"), bins=raw.get("bins"), nullable=nullable
     )
+
+
+def _hierarchy_from_dict(raw: object, categories: list, where: str, shared: dict) -> tuple[HierarchyLevel, ...]:
+    """A column's ``hierarchy``: a list of levels ``{"name": …, "parents": {child: parent}}``, finest
+    first, or the name of an entry of the schema's top-level ``hierarchies`` (whose levels may map
+    more values than the column has: they are restricted to the column's)."""
+    if raw is None:
+        return ()
+    named = isinstance(raw, str)
+    if named:
+        if raw not in shared:
+            raise SchemaError(f"{where}: hierarchy '{raw}' is not defined under the schema's 'hierarchies' "
+                              f"(defined: {sorted(shared)})")
+        raw = shared[raw]
+    if not isinstance(raw, list) or not raw:
+        raise SchemaError(f"{where}: 'hierarchy' must be a non-empty list of levels "
+                          f"{{\"name\": ..., \"parents\": {{value: parent}}}}, or a name under 'hierarchies'")
+    levels, children = [], [str(c) for c in categories]
+    by_text = {str(c): c for c in categories}
+    for depth, level in enumerate(raw, start=1):
+        if not isinstance(level, dict) or set(level) != {"name", "parents"} or not isinstance(level["parents"], dict):
+            raise SchemaError(f"{where}: hierarchy level {depth} must be a mapping with exactly 'name' and "
+                              f"'parents' (a mapping of each value of the level below to its parent)")
+        mapping = level["parents"]
+        if named:  # a shared hierarchy may cover values this column does not have
+            mapping = {child: parent for child, parent in mapping.items() if str(child) in set(children)}
+        parents = tuple((by_text.get(str(child), child), parent) for child, parent in mapping.items())
+        # keep the children's order of the level below so group numbering is public and stable
+        order = {c: i for i, c in enumerate(children)}
+        parents = tuple(sorted(parents, key=lambda cp: order.get(str(cp[0]), len(order))))
+        levels.append(HierarchyLevel(name=level["name"], parents=parents))
+        children = [str(p) for p in dict.fromkeys(p for _, p in parents)]
+        by_text = {c: c for c in children}
+    return tuple(levels)

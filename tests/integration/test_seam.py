@@ -108,8 +108,8 @@ def _close(a, b, path="state"):
         assert len(a) == len(b), path
         for i, (x, y) in enumerate(zip(a, b)):
             _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        assert b == pytest.approx(a, rel=1e-12, abs=1e-15), path
+    elif isinstance(a, float):  # BLAS/torch reductions differ across machines and builds at ~1e-12
+        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
     else:
         assert a == b, path
 

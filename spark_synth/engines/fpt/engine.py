@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ...errors import ParameterError
 from ...privacy import NoisyMeasurement, split_rho
 from ...queries import MarginalQuery
 from ...schema import Schema
@@ -30,9 +31,12 @@ from ..base import Engine, MeasurementOracle, TaskRunner
 from ..postprocess import estimate_total, probabilities_from_counts
 from .config import FptConfig
 from .estimation import MirrorDescent, Observation
+from . import lp
 from .graphical import JunctionTree
+from .lp import Target
 from .model import FptModel
-from .workload import candidates_and_weights, coarse_groupings, marginal_workload
+from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, hierarchy_candidates,
+                       marginal_candidates, marginal_workload)
 
 
 @dataclass
@@ -55,7 +59,7 @@ class FptEngine(Engine):
         threads = torch.get_num_threads()
         torch.set_num_threads(self.options.cpu_threads)
         try:
-            return self._fit_pmw(schema, oracle)
+            return self._fit_lp(schema, oracle) if self.options.mode == "lp" else self._fit_pmw(schema, oracle)
         finally:
             torch.set_num_threads(threads)
 
@@ -65,59 +69,127 @@ class FptEngine(Engine):
 
     def _fit_pmw(self, schema: Schema, oracle: MeasurementOracle) -> FptModel:
         o, device = self.options, self._device()
-        rho = oracle.rho_remaining
+        rho = oracle.rho_total
         groupings = coarse_groupings(schema, o.numeric_groups)  # public: the model works on these groups
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
+        crosses = _checked_crosses(schema, o.hierarchy_crosses)
         workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
-        weights = candidates_and_weights(workload)
-        query = {c: MarginalQuery(tuple(schema.names[j] for j in c), groupings=tuple(groupings[j] for j in c)) for c in weights}
+        cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
+                        for c in crosses if c != col.name]
+        weights = candidates_and_weights(workload + cross_scopes)
+        levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
+        candidates = marginal_candidates(schema, {c: w for c, w in weights.items()
+                                                  if _fits(schema, c, groupings, o.max_marginal_cells)}, groupings) + crossed
         one_way = [MarginalQuery((name,)) for name in schema.names]
-        oracle.prepare(one_way + list(query.values()))  # every exact answer in one scan
+        oracle.prepare(one_way + [c.query for c in levels + candidates])  # every exact answer in one scan
 
-        released = oracle.measure_many(list(zip(one_way, split_rho(o.one_way_share * rho, [1.0] * len(one_way)))))
-        total = estimate_total(released)
-        observations = [_one_way_observation(j, m, groupings[j], device) for j, m in enumerate(released)]
+        first = one_way + [c.query for c in levels]
+        released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, [1.0] * len(first)))))
+        total = estimate_total(released[: len(one_way)])
+        observations = [_one_way_observation(j, m, groupings[j], device) for j, m in enumerate(released[: len(one_way)])]
+        observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
-                       for j, m in enumerate(released) if groupings[j] is not None}
+                       for j, m in enumerate(released[: len(one_way)]) if groupings[j] is not None}
         rounds = max(1, round(o.rounds_per_column * len(schema)))
         rho_round = oracle.rho_remaining / rounds
         tree = JunctionTree(sizes, [ob.scope for ob in observations])
         fitter = MirrorDescent(tree, total, device)
         model = fitter.fit(observations, o.iterations)
         self.rounds_: list[Round] = []
-        while oracle.rho_remaining > 1e-9 * rho and weights:
+        while oracle.rho_remaining > 1e-9 * rho and candidates:
             if oracle.rho_remaining < 2 * rho_round:
                 rho_round = oracle.rho_remaining  # the last round spends what is left
             select_rho, measure_rho = split_rho(rho_round, [o.select_share, 1.0 - o.select_share])
             sigma = 1.0 / math.sqrt(2.0 * measure_rho)
             scopes = list(dict.fromkeys(ob.scope for ob in observations))
             cap = o.max_model_cells * max(1.0 - oracle.rho_remaining / rho, o.one_way_share)
-            allowed = [c for c in weights if JunctionTree.bag_cells_if_added(sizes, scopes, c) <= cap]
+            allowed = [c for c in candidates if JunctionTree.bag_cells_if_added(sizes, scopes, c.scope) <= cap]
             if not allowed:
-                allowed = [c for c in weights if tree.bag_containing(c) is not None] or list(weights)
-            answers = [total * model.marginal(c).cpu().numpy() for c in allowed]
-            w = [weights[c] for c in allowed]
-            penalty = [wc * math.sqrt(2.0 / math.pi) * sigma * a.size for wc, a in zip(w, answers)]
-            chosen = oracle.select([query[c] for c in allowed], "weighted_l1", answers, select_rho, weights=w, offsets=penalty)
-            clique = next(c for c in allowed if query[c] == chosen)
-            before = answers[allowed.index(clique)]
-            observations.append(_observation(clique, oracle.measure(chosen, measure_rho), device))
-            if clique not in scopes:
-                tree = JunctionTree(sizes, scopes + [clique])
+                allowed = [c for c in candidates if tree.bag_containing(c.scope) is not None] or list(candidates)
+            answers = [_project(total * model.marginal(c.scope), c.axes, device).cpu().numpy() for c in allowed]
+            penalty = [c.weight * math.sqrt(2.0 / math.pi) * sigma * a.size for c, a in zip(allowed, answers)]
+            chosen = oracle.select([c.query for c in allowed], "weighted_l1", answers, select_rho,
+                                   weights=[c.weight for c in allowed], offsets=penalty)
+            index = [c.query for c in allowed].index(chosen)
+            candidate, before = allowed[index], answers[index]
+            observations.append(_observation(candidate, oracle.measure(chosen, measure_rho), device))
+            if candidate.scope not in scopes:
+                tree = JunctionTree(sizes, scopes + [candidate.scope])
                 fitter.tree = tree
             model = fitter.fit(observations, o.iterations)
             self.rounds_.append(Round(chosen.name, rho_round, tree.width))
-            after = total * model.marginal(clique).cpu().numpy()
+            after = _project(total * model.marginal(candidate.scope), candidate.axes, device).cpu().numpy()
             if o.anneal and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * after.size:
                 rho_round *= 4.0  # σ halves: the model stopped learning at this noise level
         fitter.fit(observations, o.final_iterations)
         self.width_, self.largest_bag_ = tree.width, tree.largest_bag_cells
-        return FptModel([c.size for c in schema], sizes, fitter.potentials(), total, refinements)
+        summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
+                   "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_]}
+        return FptModel([c.size for c in schema], sizes, fitter.potentials(), total, refinements, summary=summary)
 
 
-def _observation(scope, measurement: NoisyMeasurement, device) -> Observation:
+    def _fit_lp(self, schema: Schema, oracle: MeasurementOracle) -> FptModel:
+        """Measure the whole workload once (ρ split evenly), then solve the minimax LP (:mod:`.lp`)."""
+        o = self.options
+        groupings = coarse_groupings(schema, o.numeric_groups)
+        sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
+        crosses = _checked_crosses(schema, o.hierarchy_crosses)
+        workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
+        levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
+        one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
+        measured = one_way + levels + marginal_candidates(schema, dict.fromkeys(workload, 1.0), groupings) + crossed
+        n_cells = sum(int(np.prod(c.query.answer_shape(schema))) for c in measured)
+        if n_cells > o.lp_max_cells:
+            raise ParameterError("fpt.lp_max_cells", f"at least the workload's {n_cells} cells (LP mode is for small "
+                                 "workloads: use mode=pmw, or fewer/smaller marginals)", o.lp_max_cells)
+        released = oracle.measure_many(list(zip([c.query for c in measured], split_rho(oracle.rho_remaining, [1.0] * len(measured)))))
+        total = estimate_total(released[: len(one_way)])
+        refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
+                       for j, m in enumerate(released[: len(one_way)]) if groupings[j] is not None}
+        targets = [_lp_target(c, m, total, groupings[c.scope[0]]) for c, m in zip(measured, released)]
+        solution = lp.solve(sizes, targets, o.lp_max_iterations)
+        summary = {"mode": "lp", "lp_iterations": solution.iterations, "lp_converged": solution.converged,
+                   "lp_max_error": solution.max_error, "support_points": len(solution.points),
+                   "measured": [c.query.name for c in measured]}
+        return FptModel([c.size for c in schema], sizes, {}, total, refinements, support=solution.points,
+                        weights=solution.weights, summary=summary)
+
+
+def _lp_target(candidate: Candidate, measurement: NoisyMeasurement, total: float, grouping) -> Target:
+    """A noisy answer as shares of the DP row estimate, over the model's codes (a 1-way histogram of a
+    grouped numeric column summed into its groups)."""
+    values = np.asarray(measurement.values, dtype=np.float64) / total
+    if grouping is not None and len(candidate.scope) == 1 and candidate.axes == (None,):
+        values = np.bincount(np.asarray(grouping), weights=values)
+    return Target(candidate.scope, values, candidate.axes)
+
+
+def _fits(schema: Schema, clique, groupings, max_cells: int) -> bool:
+    return cells(schema, clique, groupings) <= max_cells
+
+
+def _checked_crosses(schema: Schema, crosses: list | None) -> list[str]:
+    """The columns hierarchy levels are crossed with (option ``hierarchy_crosses``), checked against the schema."""
+    if not crosses:
+        return []
+    if not any(column.hierarchy for column in schema):
+        raise ParameterError("fpt.hierarchy_crosses", "empty: no column of the schema declares a 'hierarchy'", crosses)
+    unknown = [c for c in crosses if c not in schema.names]
+    if unknown:
+        raise ParameterError("fpt.hierarchy_crosses", f"names of schema columns (unknown: {unknown})", crosses)
+    return list(dict.fromkeys(crosses))
+
+
+def _project(counts: torch.Tensor, axes: tuple, device) -> torch.Tensor:
+    """Sum the model's counts into each axis's groups (a hierarchy level), where one is given."""
+    groupings = tuple(None if a is None else torch.as_tensor(a, dtype=torch.int64, device=device) for a in axes)
+    return Observation((), counts, 1.0, groupings).project(counts)
+
+
+def _observation(candidate: Candidate, measurement: NoisyMeasurement, device) -> Observation:
     values = torch.as_tensor(np.asarray(measurement.values, dtype=np.float64), device=device)
-    return Observation(tuple(scope), values, measurement.sigma)
+    groupings = tuple(None if a is None else torch.as_tensor(a, dtype=torch.int64, device=device) for a in candidate.axes)
+    return Observation(tuple(candidate.scope), values, measurement.sigma, groupings)
 
 
 def _one_way_observation(j: int, measurement: NoisyMeasurement, grouping, device) -> Observation:

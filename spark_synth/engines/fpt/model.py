@@ -19,7 +19,7 @@ class FptModel(FittedModel):
     engine = "fpt"
 
     def __init__(self, code_sizes, sizes, potentials: dict, estimated_rows: float, refinements: dict | None = None,
-                 support: np.ndarray | None = None, weights: np.ndarray | None = None):
+                 support: np.ndarray | None = None, weights: np.ndarray | None = None, summary: dict | None = None):
         self.code_sizes = tuple(int(s) for s in code_sizes)
         self.sizes = tuple(int(s) for s in sizes)
         self.refinements = {int(j): (np.asarray(g, dtype=np.int64), np.asarray(p, dtype=np.float64))
@@ -28,6 +28,7 @@ class FptModel(FittedModel):
         self.estimated_rows = float(estimated_rows)
         self.support = None if support is None else np.asarray(support, dtype=np.int64)  # LP mode: a sparse histogram
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        self._summary = dict(summary or {})  # public facts of the fit: width, rounds, selected query names
         self._model: GibbsModel | None = None
 
     def gibbs(self) -> GibbsModel:
@@ -36,16 +37,19 @@ class FptModel(FittedModel):
             self._model = GibbsModel(tree, self.potentials).calibrate()
         return self._model
 
+    def fit_summary(self) -> dict:
+        return dict(self._summary)
+
     @property
     def width(self) -> int:
         return self.gibbs().tree.width
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
-        if self.support is not None:
-            picks = rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())
-            return self.support[picks]
-        seed = int(rng.integers(0, 2**63 - 1))
-        codes = self.gibbs().sample(n_rows, torch.Generator().manual_seed(seed)).cpu().numpy().astype(np.int64)
+        if self.support is not None:  # LP mode: a sparse distribution over the model's codes
+            codes = self.support[rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())]
+        else:
+            seed = int(rng.integers(0, 2**63 - 1))
+            codes = self.gibbs().sample(n_rows, torch.Generator().manual_seed(seed)).cpu().numpy().astype(np.int64)
         for j, (grouping, fine) in self.refinements.items():
             codes[:, j] = _refine(codes[:, j], grouping, fine, rng)
         return codes
@@ -54,6 +58,8 @@ class FptModel(FittedModel):
         state = {"code_sizes": list(self.code_sizes), "sizes": list(self.sizes), "estimated_rows": self.estimated_rows,
                  "potentials": [[list(s), t.tolist()] for s, t in self.potentials.items()],
                  "refinements": [[j, g.tolist(), p.tolist()] for j, (g, p) in self.refinements.items()]}
+        if self._summary:
+            state["summary"] = self._summary
         if self.support is not None:
             state["support"], state["weights"] = self.support.tolist(), self.weights.tolist()
         return state
@@ -63,7 +69,7 @@ class FptModel(FittedModel):
         if list(state["code_sizes"]) != [c.size for c in schema]:
             raise InternalError("saved fpt model does not match its schema's domain sizes")
         return cls(state["code_sizes"], state["sizes"], {tuple(s): t for s, t in state["potentials"]}, state["estimated_rows"],
-                   {j: (g, p) for j, g, p in state["refinements"]}, state.get("support"), state.get("weights"))
+                   {j: (g, p) for j, g, p in state["refinements"]}, state.get("support"), state.get("weights"), state.get("summary"))
 
 
 def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.random.Generator) -> np.ndarray:

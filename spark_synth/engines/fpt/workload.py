@@ -9,10 +9,23 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
+from ...queries import MarginalQuery
 from ...schema import Schema
 
 Clique = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A counting query of the workload: a marginal over model variables ``scope`` whose axis k is
+    summed by ``axes[k]`` (a public map of model codes to groups: a hierarchy level) or kept (None)."""
+
+    scope: Clique
+    query: MarginalQuery
+    axes: tuple
+    weight: float = 1.0
 
 
 def cells(schema: Schema, clique: Clique, groupings=None) -> int:
@@ -34,14 +47,52 @@ def candidates_and_weights(workload: list[Clique]) -> dict[Clique, float]:
     return {r: float(sum(len(set(r) & set(s)) for s in workload)) for r in closure}
 
 
+def marginal_candidates(schema: Schema, weights: dict[Clique, float], groupings) -> list[Candidate]:
+    """Each weighted clique as a marginal over the model's codes (numeric columns in their groups)."""
+    return [Candidate(c, _marginal(schema, c, groupings), (None,) * len(c), w) for c, w in weights.items()]
+
+
+def hierarchy_candidates(schema: Schema, crosses: list[str], max_cells: int, groupings,
+                         weights: dict[Clique, float]) -> tuple[list[Candidate], list[Candidate]]:
+    """Census-style counts of every hierarchy level: (the levels' 1-way counts, always measured;
+    each level crossed with each column named in ``crosses``, candidates when within ``max_cells``).
+    A cross's weight is its scope's workload weight (1 when the scope is not in the workload)."""
+    alone, crossed = [], []
+    for h, column in enumerate(schema):
+        for level, grouping in column.hierarchy_groupings():
+            alone.append(Candidate((h,), MarginalQuery((column.name,), name=f"marginal[{column.name}@{level}]",
+                                                      groupings=(grouping,)), (grouping,)))
+            for name in crosses:
+                c = schema.names.index(name)
+                if c == h or (max(grouping) + 1) * cells(schema, (c,), groupings) > max_cells:
+                    continue
+                scope = (min(h, c), max(h, c))
+                axes = tuple(grouping if j == h else None for j in scope)
+                query_groupings = tuple(grouping if j == h else groupings[j] for j in scope)
+                label = ", ".join(f"{column.name}@{level}" if j == h else _label(schema, j, groupings) for j in scope)
+                query = MarginalQuery(tuple(schema.names[j] for j in scope), name=f"marginal[{label}]", groupings=query_groupings)
+                crossed.append(Candidate(scope, query, axes, weights.get(scope, 1.0)))
+    return alone, crossed
+
+
+def _marginal(schema: Schema, clique: Clique, groupings) -> MarginalQuery:
+    return MarginalQuery(tuple(schema.names[j] for j in clique), groupings=tuple(groupings[j] for j in clique))
+
+
+def _label(schema: Schema, j: int, groupings) -> str:
+    name = schema.names[j]
+    return name if groupings[j] is None else f"{name}/{max(groupings[j]) + 1}"
+
+
 def coarse_groupings(schema: Schema, max_groups: int) -> list[tuple[int, ...] | None]:
     """Per column, a public merge of its ordered values into at most ``max_groups`` consecutive
     ranges (the null code keeps a group of its own) for marginals of two or more columns — or None
-    for categorical columns and columns already that small. 1-way histograms stay at full resolution."""
+    for categorical columns, columns with a hierarchy (their levels are the coarser views) and
+    columns already that small. 1-way histograms stay at full resolution."""
     out = []
     for column in schema:
         ordered = column.type.value != "categorical"
-        if not ordered or column.n_values <= max_groups:
+        if not ordered or column.hierarchy or column.n_values <= max_groups:
             out.append(None)
             continue
         groups = [code * max_groups // column.n_values for code in range(column.n_values)]

@@ -1,0 +1,234 @@
+"""FPT engine (PMW mode): recovery without noise, exact budget accounting, model-size cap,
+hierarchical workloads (consistency across levels helps), state round trip, bad options."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from spark_synth.engines import LocalTaskRunner, get_engine
+from spark_synth.engines.fpt import FptModel
+from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings
+from spark_synth.errors import ParameterError, SchemaError
+from spark_synth.measure import answer_frame
+from spark_synth.oracle import oracle_over_frame
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+from spark_synth.queries import MarginalQuery
+from spark_synth.schema import schema_from_dict
+from spark_synth.schema.icd9 import block, category, chapter, icd9_levels, with_icd9_hierarchy
+
+from ..helpers import ExactOracle, exact_fit
+
+
+def _correlated(n=4000, seed=0):
+    """Three discrete columns with strong pairwise structure a independent model would miss."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(0, 2, n)) % 4
+    c = np.where(rng.random(n) < 0.8, b % 3, rng.integers(0, 3, n))
+    schema = schema_from_dict({"columns": [
+        {"name": "a", "type": "categorical", "categories": ["a0", "a1", "a2", "a3"], "nullable": False},
+        {"name": "b", "type": "ordinal", "categories": [0, 1, 2, 3], "nullable": False},
+        {"name": "c", "type": "categorical", "categories": ["x", "y", "z"], "nullable": False}]})
+    frame = pd.DataFrame({"a": [f"a{v}" for v in a], "b": b, "c": np.array(["x", "y", "z"])[c]})
+    return schema, frame
+
+
+def _pair_tvd(schema, frame, synthetic, pair):
+    query = MarginalQuery(pair)
+    real, synth = (answer_frame(f, schema, [query])[0].astype(float) for f in (frame, synthetic))
+    return 0.5 * np.abs(real / real.sum() - synth / synth.sum()).sum()
+
+
+def _sample(model, schema, n, seed=1):
+    from spark_synth.schema import decode_codes
+
+    rng = np.random.default_rng(seed)
+    return decode_codes(model.sample_codes(n, rng), schema, rng)
+
+
+def test_without_noise_the_model_reproduces_every_pairwise_marginal():
+    schema, frame = _correlated()
+    engine = get_engine("fpt", rounds_per_column=2.0, iterations=100, final_iterations=400)
+    model = exact_fit(engine, schema, frame)
+    assert isinstance(model, FptModel)
+    gibbs = model.gibbs()
+    for pair in [(0, 1), (1, 2), (0, 2)]:
+        names = tuple(schema.names[j] for j in pair)
+        exact = answer_frame(frame, schema, [MarginalQuery(names)])[0].astype(float)
+        fitted = gibbs.marginal(pair).numpy()
+        if pair in gibbs.tree.scopes:  # measured: reproduced to high accuracy
+            assert 0.5 * np.abs(exact / exact.sum() - fitted).sum() < 0.01, pair
+    # the selected pairs carry the structure: sampled data beat independence on them
+    synthetic = _sample(model, schema, 20_000)
+    assert _pair_tvd(schema, frame, synthetic, ("a", "b")) < 0.03
+    assert model.fit_summary()["rounds"] == len(engine.rounds_) >= 1
+
+
+def test_budget_is_spent_exactly_and_every_call_is_reported():
+    schema, frame = _correlated(n=2000)
+    budget = PrivacyBudget(1.0, 1e-9)
+    privacy_filter = PrivacyFilter(budget)
+    engine = get_engine("fpt", rounds_per_column=2.0, iterations=20, final_iterations=20)
+    model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    report = privacy_filter.report()
+    assert math.isclose(report.rho_spent, budget.rho, rel_tol=1e-9)
+    assert len(report.selections) == len(engine.rounds_) == model.fit_summary()["rounds"]
+    # 1-way histograms first, then one selection and one measurement per round
+    assert len(report.measurements) == len(schema) + len(engine.rounds_)
+    assert [e.name for e in report.measurements[len(schema):]] == [r.selected for r in engine.rounds_]
+    assert math.isclose(sum(r.rho for r in engine.rounds_) + sum(e.rho for e in report.measurements[: len(schema)]),
+                        budget.rho, rel_tol=1e-9)
+
+
+def test_model_cell_cap_bounds_the_largest_bag():
+    rng = np.random.default_rng(3)
+    columns = [{"name": f"c{j}", "type": "categorical", "categories": list(range(6)), "nullable": False} for j in range(7)]
+    schema = schema_from_dict({"columns": columns})
+    base = rng.integers(0, 6, 3000)
+    frame = pd.DataFrame({f"c{j}": (base + rng.integers(0, 2, 3000) * j) % 6 for j in range(7)})
+    engine = get_engine("fpt", rounds_per_column=3.0, iterations=10, final_iterations=10, max_model_cells=300)
+    exact_fit(engine, schema, frame)
+    assert engine.largest_bag_ <= 300
+
+
+def test_aim_weights_count_shared_columns_with_the_workload():
+    weights = candidates_and_weights([(0, 1), (0, 2), (1, 2)])
+    assert weights == {(0, 1): 4.0, (0, 2): 4.0, (1, 2): 4.0}
+    weights = candidates_and_weights([(0, 1, 2)])
+    assert weights[(0, 1, 2)] == 3.0 and weights[(0, 1)] == 2.0
+
+
+def test_numeric_columns_are_grouped_into_public_ranges_for_the_model():
+    schema = schema_from_dict({"columns": [
+        {"name": "x", "type": "integer", "min": 0, "max": 99},
+        {"name": "k", "type": "categorical", "categories": list(range(40))}]})
+    x, k = coarse_groupings(schema, 16)
+    assert k is None  # categorical: kept (no order to merge along)
+    assert len(x) == schema["x"].size and max(x) == 16 and x[-1] == 16  # null keeps its own group
+    assert list(x[:-1]) == sorted(x[:-1]) and len(set(x[:-1])) == 16
+
+
+def test_state_round_trip_samples_the_same_rows():
+    schema, frame = _correlated(n=1000)
+    model = exact_fit(get_engine("fpt", rounds_per_column=1.0, iterations=10, final_iterations=10), schema, frame)
+    again = FptModel.from_state(model.to_state(), schema)
+    one = model.sample_codes(500, np.random.default_rng(7))
+    two = again.sample_codes(500, np.random.default_rng(7))
+    assert np.array_equal(one, two)
+    assert again.fit_summary() == model.fit_summary()
+
+
+@pytest.mark.parametrize("options, name", [
+    ({"mode": "greedy"}, "fpt.mode"),
+    ({"max_way": 4}, "fpt.max_way"),
+    ({"rounds_per_column": 0}, "fpt.rounds_per_column"),
+    ({"one_way_share": 1.0}, "fpt.one_way_share"),
+    ({"max_model_cells": 1}, "fpt.max_model_cells"),
+    ({"device": "tpu"}, "fpt.device"),
+])
+def test_bad_options_name_the_option(options, name):
+    with pytest.raises(ParameterError, match=name.replace(".", r"\.")):
+        get_engine("fpt", **options)
+
+
+# ---- hierarchies ---------------------------------------------------------------------------
+
+def _hierarchical(n=20_000, seed=0):
+    """A 40-code column under 8 groups under 2 super-groups, crossed with a binary column."""
+    rng = np.random.default_rng(seed)
+    codes = [f"k{i:02d}" for i in range(40)]
+    levels = [{"name": "group", "parents": {c: f"g{i // 5}" for i, c in enumerate(codes)}},
+              {"name": "super", "parents": {f"g{g}": f"s{g // 4}" for g in range(8)}}]
+    schema = schema_from_dict({"columns": [
+        {"name": "code", "type": "categorical", "categories": codes, "hierarchy": levels, "nullable": False},
+        {"name": "flag", "type": "categorical", "categories": ["no", "yes"], "nullable": False}]})
+    p = rng.dirichlet(np.full(40, 0.3))
+    code = rng.choice(40, n, p=p)
+    flag = np.where(rng.random(n) < 0.2 + 0.6 * (code < 20), "yes", "no")
+    return schema, pd.DataFrame({"code": np.array(codes)[code], "flag": flag})
+
+
+def test_every_hierarchy_level_is_measured_and_crosses_are_candidates():
+    schema, frame = _hierarchical(n=2000)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    engine = get_engine("fpt", rounds_per_column=2.0, iterations=10, final_iterations=10, hierarchy_crosses=["flag"])
+    engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    names = [e.name for e in privacy_filter.report().measurements]
+    assert {"marginal[code@group]", "marginal[code@super]"} <= set(names)
+    selections = privacy_filter.report().selections
+    assert all(e.candidates >= 3 for e in selections)  # (code, flag) at each level and at full resolution
+
+
+def test_consistency_across_hierarchy_levels_lowers_every_level_error():
+    """Census TopDown's point: fitting all levels jointly beats each level's noisy counts alone."""
+    schema, frame = _hierarchical()
+    column = schema["code"]
+    levels = [("code", None)] + column.hierarchy_groupings()
+    exact = {name: answer_frame(frame, schema, [MarginalQuery(("code",), groupings=None if g is None else (g,))])[0]
+             for name, g in levels}
+    fitted_error, alone_error = {name: [] for name, _ in levels}, {name: [] for name, _ in levels}
+    for trial in range(6):
+        privacy_filter = PrivacyFilter(PrivacyBudget(0.3, 1e-9))
+        engine = get_engine("fpt", rounds_per_column=0.5, iterations=60, final_iterations=200)
+        model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+        by_name = {e.name: e for e in privacy_filter.report().measurements}
+        marginal = model.gibbs().marginal((0,)).numpy() * model.estimated_rows
+        for name, grouping in levels:
+            entry = by_name["marginal[code]" if grouping is None else f"marginal[code@{name}]"]
+            sigma = entry.sigma
+            # the level's noisy counts alone: an independent draw at the same σ (the report's)
+            alone = exact[name] + np.random.default_rng(trial).normal(0.0, sigma, exact[name].shape)
+            fitted = marginal if grouping is None else np.bincount(np.asarray(grouping), weights=marginal)
+            fitted_error[name].append(np.abs(fitted - exact[name]).sum())
+            alone_error[name].append(np.abs(alone - exact[name]).sum())
+    for name, _ in levels:
+        assert np.mean(fitted_error[name]) < np.mean(alone_error[name]), (name, fitted_error[name], alone_error[name])
+
+
+def test_hierarchy_crosses_must_name_columns_and_need_a_hierarchy():
+    schema, frame = _hierarchical(n=200)
+    with pytest.raises(ParameterError, match="hierarchy_crosses"):
+        exact_fit(get_engine("fpt", hierarchy_crosses=["nope"]), schema, frame)
+    flat, flat_frame = _correlated(n=200)
+    with pytest.raises(ParameterError, match="hierarchy_crosses"):
+        exact_fit(get_engine("fpt", hierarchy_crosses=["a"]), flat, flat_frame)
+
+
+@pytest.mark.parametrize("levels, message", [
+    ([{"name": "g", "parents": {"a": "X"}}], "no parent"),
+    ([{"name": "g", "parents": {"a": "X", "b": "X", "q": "Y"}}], "not values of the level below"),
+    ([{"name": "g", "parents": {"a": "X", "b": "Y"}}, {"name": "g", "parents": {"X": "T", "Y": "T"}}], "unique non-empty 'name'"),
+    ([{"name": "g", "parents": {"a": "X", "b": "Y"}}, {"name": "h", "parents": {"X": "T"}}], "no parent"),
+    ([{"name": "g"}], "exactly 'name' and 'parents'"),
+    ("missing", "not defined under the schema's 'hierarchies'"),
+])
+def test_bad_hierarchies_are_one_line_errors(levels, message):
+    raw = {"columns": [{"name": "c", "type": "categorical", "categories": ["a", "b"], "hierarchy": levels}]}
+    with pytest.raises(SchemaError, match=message):
+        schema_from_dict(raw)
+
+
+def test_numeric_columns_cannot_declare_a_hierarchy():
+    raw = {"columns": [{"name": "x", "type": "integer", "min": 0, "max": 3, "hierarchy": [{"name": "g", "parents": {}}]}]}
+    with pytest.raises(SchemaError, match="only categorical/ordinal"):
+        schema_from_dict(raw)
+
+
+def test_icd9_hierarchy_nests_code_category_block_chapter():
+    assert [category(c) for c in ["250.01", "8", "V57", "E909"]] == ["250", "008", "V57", "E909"]
+    assert block("250") == "250-259" and block("V57") == "V50-V59" and block("E909") == "E900-E909"
+    assert chapter("250").startswith("240-279") and chapter("V57").startswith("V01") and chapter("E909").startswith("E000")
+    levels = icd9_levels(["250.01", "250.02", "251", "8", "139", "140", "V57", "E909"])
+    blocks_by_chapter = {}
+    for cat, blk in levels[1]["parents"].items():  # every block lies in one chapter
+        blocks_by_chapter.setdefault(blk, set()).add(chapter(cat))
+    assert all(len(ch) == 1 for ch in blocks_by_chapter.values())
+    schema = schema_from_dict(with_icd9_hierarchy({"columns": [
+        {"name": "d1", "type": "categorical", "categories": ["250.01", "8"]},
+        {"name": "d2", "type": "categorical", "categories": ["250.02", "V57", "8"]}]}, ["d1", "d2"]))
+    assert [name for name, _ in schema["d1"].hierarchy_groupings()] == ["category", "block", "chapter"]
+    assert schema["d2"].hierarchy_groupings()[0][1] == (0, 1, 2, 3)  # 250.02, V57, 8 in their own categories; null last
