@@ -34,3 +34,28 @@ def rename(spark, source: str, destination: str) -> bool:
     src, fs = hadoop_path(spark, source)
     dst, _ = hadoop_path(spark, destination)
     return bool(fs.rename(src, dst))
+
+
+def list_names(spark, path: str) -> list[str]:
+    """Names of the entries of directory ``path`` (empty when it does not exist)."""
+    jpath, fs = hadoop_path(spark, path)
+    if not fs.exists(jpath):
+        return []
+    return [str(status.getPath().getName()) for status in fs.listStatus(jpath)]
+
+
+def first_lines(spark, path: str, count: int) -> list[str]:
+    """The first ``count`` lines of text file ``path`` (fewer when it is shorter)."""
+    jpath, fs = hadoop_path(spark, path)
+    jvm = spark.sparkContext._jvm
+    reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(fs.open(jpath), "UTF-8"))
+    try:
+        lines = []
+        while len(lines) < count:
+            line = reader.readLine()
+            if line is None:
+                break
+            lines.append(str(line))
+        return lines
+    finally:
+        reader.close()

@@ -1,13 +1,28 @@
-"""Write the synthetic table without ever leaving partial output.
+"""Write the synthetic table without ever leaving partial output — even when the process is killed.
 
-* Delta paths and table names: Delta's transaction log makes each write all-or-nothing.
-* New paths (any format): written to a hidden sibling directory, then renamed into place; on
-  failure the temporary directory is removed.
+At every instant, reading the target gives either nothing (it does not exist) or one complete
+output: the previous one or the new one, never a subset of rows.
+
+* Table names, and existing Delta paths with ``overwrite``: one Delta transaction. Data files are
+  written first and become visible only with the atomic commit to ``_delta_log`` (a commit is
+  written to a hidden temporary file and renamed into place, so a half-written one is never read);
+  files of a write that was killed stay unreferenced and invisible.
+* New paths (any format): written to a hidden sibling ``.<name>.staging-<id>``, then renamed into
+  place. With ``overwrite``, the previous output is first renamed away to a hidden sibling
+  ``.<name>.replaced-<id>``, and deleted only once the new one is in place — a recursive delete is
+  not atomic, so the target itself is never deleted. A rename is atomic on local disks and HDFS;
+  on object stores (S3, GCS, ABFS without hierarchical namespace) it is a copy: write Delta there.
+* On an error the staging directory is removed (and a replaced output put back). A killed process
+  leaves its hidden siblings behind; they never make a later write fail and can be deleted.
+* A new table whose create was killed after its Delta commit but before the catalog registered it
+  is moved aside (``.<name>.unregistered-<id>`` next to it) by the next write to that name.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -40,27 +55,88 @@ def _check_local_parent(path: Path) -> None:
         raise OutputError(f"output '{path}' cannot be created: directory '{ancestor}' is not writable")
 
 
+def _hidden_sibling(target: str, kind: str) -> str:
+    """A fresh hidden path next to ``target`` (``.<name>.<kind>-<id>``): Spark and Delta readers skip it."""
+    parent, name = os.path.split(target.rstrip("/"))
+    return os.path.join(parent, f".{name}.{kind}-{uuid.uuid4().hex[:12]}")
+
+
 def write_output(spark, df, location: Location, overwrite: bool = False) -> str:
     """Write ``df`` to ``location``; returns where it was written."""
     if location.is_table:
+        _set_aside_unregistered_table(spark, location.target)
         df.write.format("delta").mode("overwrite" if overwrite else "errorifexists").saveAsTable(location.target)
         return location.target
     target = location.target.rstrip("/")
     if location.format == "delta" and overwrite and filesystem.exists(spark, target):
         df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(target)
         return filesystem.qualified(spark, target)
-    parent, name = os.path.split(target)
-    staging = os.path.join(parent, f".{name}.staging-{uuid.uuid4().hex[:12]}")
+    staging = _hidden_sibling(target, "staging")
+    replaced = None
     try:
         writer = df.write.mode("errorifexists")
         if location.format == "csv":
             writer.option("header", True).csv(staging)
         else:
             writer.format(location.format).save(staging)
-        if overwrite:
-            filesystem.delete(spark, target)
-        if not filesystem.rename(spark, staging, target):
-            raise OutputError(f"could not move the finished output into place at '{target}'")
+        if overwrite and filesystem.exists(spark, target):
+            replaced = _hidden_sibling(target, "replaced")
+            if not filesystem.rename(spark, target, replaced):
+                raise OutputError(f"could not move the previous output at '{target}' aside to replace it")
+        _move_into_place(spark, staging, target)
+    except BaseException:
+        if replaced is not None and not filesystem.exists(spark, target):
+            filesystem.rename(spark, replaced, target)  # put the previous output back
+            replaced = None
+        raise
     finally:
         filesystem.delete(spark, staging)
+        if replaced is not None:
+            filesystem.delete(spark, replaced)
     return filesystem.qualified(spark, target)
+
+
+_COMMIT = re.compile(r"^\d+\.json$")  # a committed version in a _delta_log
+
+
+def _set_aside_unregistered_table(spark, name: str) -> None:
+    """Creating a managed table commits its Delta log, then registers the table in the catalog. A
+    process killed between the two leaves a committed table at the name's default location that the
+    catalog does not know — and Delta refuses every later create there
+    (``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION``). That table was never reported written: move it
+    aside to a hidden sibling so the new one can be created. Only exactly that is moved: a log whose
+    one commit (version 0) created a *managed* table; anything else (an external table's files, a
+    table with history) is left for ``saveAsTable`` to refuse. (Data files of a create killed
+    *before* its commit are no obstacle: Delta leaves them unreferenced.) Best effort: anything
+    unexpected (another catalog, no such database, storage that cannot be read) changes nothing."""
+    parts = name.split(".")
+    if len(parts) > 2:
+        return  # a three-part name: another catalog, with its own storage layout
+    try:
+        if spark.catalog.tableExists(name):
+            return
+        database = parts[0] if len(parts) == 2 else spark.catalog.currentDatabase()
+        root = spark.catalog.getDatabase(database).locationUri
+        if not root:
+            return
+        location = f"{root.rstrip('/')}/{parts[-1].lower()}"
+        log = f"{location}/_delta_log"
+        if sorted(e for e in filesystem.list_names(spark, log) if _COMMIT.match(e)) != [f"{0:020d}.json"]:
+            return
+        for line in filesystem.first_lines(spark, f"{log}/{0:020d}.json", 3):
+            info = json.loads(line).get("commitInfo")
+            if info is not None:
+                if str((info.get("operationParameters") or {}).get("isManaged")).lower() == "true":
+                    filesystem.rename(spark, location, _hidden_sibling(location, "unregistered"))
+                return
+    except Exception:
+        return
+
+
+def _move_into_place(spark, staging: str, target: str) -> None:
+    # Renaming onto an existing directory would move the output *into* it (HDFS) or copy it there
+    # (local disks) and still report success: refuse instead.
+    if filesystem.exists(spark, target):
+        raise OutputError(f"output '{target}' appeared while it was being written; nothing was replaced")
+    if not filesystem.rename(spark, staging, target):
+        raise OutputError(f"could not move the finished output into place at '{target}'")

@@ -28,6 +28,10 @@ def _logsumexp(table: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
     return torch.logsumexp(table, dim=dims)
 
 
+def _sum(table: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    return table.sum(dim=dims)
+
+
 def _amax(table: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
     return torch.amax(table, dim=dims)
 
@@ -48,10 +52,13 @@ def _reduce(table: torch.Tensor, variables: Scope, keep: set[int], reducer: Redu
     return tuple(v for v in variables if v in keep), (reducer(table, dims) if dims else table)
 
 
-def _log_product(factors: list[tuple[Scope, torch.Tensor]]) -> tuple[Scope, torch.Tensor]:
-    """Sum of labelled log-tables, over the union of their variables."""
+def _product(factors: list[tuple[Scope, torch.Tensor]]) -> tuple[Scope, torch.Tensor]:
+    """Product of labelled probability tables, over the union of their variables."""
     union = tuple(sorted(set().union(*(variables for variables, _ in factors))))
-    return union, sum(_align(table, variables, union) for variables, table in factors)
+    table = _align(factors[0][1], factors[0][0], union)
+    for variables, other in factors[1:]:
+        table = table * _align(other, variables, union)
+    return union, table
 
 
 def _split(table: torch.Tensor, bag: Scope, separator: Scope) -> tuple[torch.Tensor, Scope]:
@@ -224,6 +231,8 @@ class GibbsModel:
             beliefs.append(upward[i] + _align(downward, separator, tree.bags[i]))
         self.log_beliefs = beliefs
         self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
+        self._beliefs = [None] * len(beliefs)  # each bag's probability table, when first needed
+        self._conditional_tables = [None] * len(beliefs)  # and its conditional's
         return self
 
     def _conditionals(self) -> list[torch.Tensor]:
@@ -250,16 +259,28 @@ class GibbsModel:
         inside = tree.bag_containing(keep)
         if inside is not None:  # the common case: sum the bag's marginal down to the scope
             dims = tuple(k for k, v in enumerate(tree.bags[inside]) if v not in keep)
-            belief = self.log_beliefs[inside].exp()
+            belief = self._belief(inside)
             return belief.sum(dim=dims) if dims else belief
         subtree = _covering_subtree(tree, keep)
         top = min(subtree)  # bags are in BFS order, so the subtree's top has the smallest index
         incoming: dict[int, list] = {i: [] for i in subtree}
-        for i in sorted(subtree - {top}, reverse=True):
-            variables, table = _log_product([(tree.bags[i], self._conditionals()[i]), *incoming[i]])
-            incoming[tree.parent[i]].append(_reduce(table, variables, keep | set(tree.separators[i]), _logsumexp))
-        variables, table = _log_product([(tree.bags[top], self.log_beliefs[top]), *incoming[top]])
-        return _reduce(table, variables, keep, _logsumexp)[1].exp()
+        for i in sorted(subtree - {top}, reverse=True):  # in probability space: conditionals are in [0, 1]
+            variables, table = _product([(tree.bags[i], self._probability_conditional(i)), *incoming[i]])
+            incoming[tree.parent[i]].append(_reduce(table, variables, keep | set(tree.separators[i]), _sum))
+        variables, table = _product([(tree.bags[top], self._belief(top)), *incoming[top]])
+        return _reduce(table, variables, keep, _sum)[1]
+
+    def _belief(self, i: int) -> torch.Tensor:
+        """Bag i's probability table (cached until the next calibration)."""
+        if self._beliefs[i] is None:
+            self._beliefs[i] = self.log_beliefs[i].exp()
+        return self._beliefs[i]
+
+    def _probability_conditional(self, i: int) -> torch.Tensor:
+        """p(bag i \\ separator | separator) as probabilities (cached until the next calibration)."""
+        if self._conditional_tables[i] is None:
+            self._conditional_tables[i] = self._conditionals()[i].exp()
+        return self._conditional_tables[i]
 
     def sample(self, n: int, generator: torch.Generator | int) -> torch.Tensor:
         """(n, d) int64 exact samples: the root bag from its marginal, then (root first) each bag's other
