@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ._version import __version__
-from .config import RunConfig, check_rows, check_seed
+from .config import RunConfig, check_output_apart, check_rows, check_seed
 from .errors import ParameterError
 from .pipeline import MODEL_FILE, Synthesizer
 from .privacy import PrivacyBudget, PrivacyReport
@@ -100,6 +100,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     from .session import get_spark
 
     started = time.perf_counter()
+    check_output_apart(str(input), str(model), output_flag="--model")
     if (Path(model) / MODEL_FILE).exists():
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
@@ -131,6 +132,7 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     started = time.perf_counter()
     check_rows(rows)
     check_seed(seed)
+    check_output_apart(str(model), str(output), source_name="model")
     synth = Synthesizer.load(model)
     spark = spark or get_spark(spark_profile)
     location = check_output(spark, output, overwrite)

@@ -40,15 +40,21 @@ def check_policy(policy: object) -> OutOfDomainPolicy:
         raise ParameterError("out_of_domain", f"one of {[p.value for p in OutOfDomainPolicy]}", policy) from None
 
 
-def check_output_apart(source: str, output: str) -> None:
+def check_output_apart(source: str, output: str, *, output_flag: str = "--output", source_name: str = "input") -> None:
     """Refuse an output that is the input, inside it, or holds it: writing (or ``--overwrite``) there
-    would replace the table being read, or mix synthetic files into it."""
+    would replace the table being read, or mix synthetic files into it.
+
+    ``fit`` checks its ``--model`` directory against ``--input`` (``output_flag="--model"``) and
+    ``sample`` its ``--output`` against ``--model`` (``source_name="model"``); both are paths, never
+    table names. A source given as a bare name (``data``) that exists as a local path is that path,
+    as :func:`~spark_synth.io.read_input` reads it.
+    """
     from .errors import OutputError
     from .io.locations import is_table_name
 
-    def normal(target: str) -> str:
+    def normal(target: str, is_path: bool, is_source: bool) -> str:
         target = target.strip().rstrip("/") or "/"
-        if is_table_name(target):
+        if not is_path and is_table_name(target) and not (is_source and os.path.exists(target)):
             return "table:" + target.lower()
         if "://" in target or target.startswith("dbfs:"):
             return target
@@ -56,17 +62,25 @@ def check_output_apart(source: str, output: str) -> None:
 
     if not isinstance(source, str) or not isinstance(output, str):
         return
-    a, b = normal(source), normal(output)
+    what = "output" if output_flag == "--output" else output_flag
+    article = "an" if output_flag.lstrip("-")[:1] in "aeiou" else "a"
+    a = normal(source, is_path=source_name != "input", is_source=True)
+    b = normal(output, is_path=output_flag != "--output", is_source=False)
     if a == b:
-        raise OutputError(f"output '{output}' is the input; choose another --output (spark-synth never writes over the "
-                          f"table it reads)")
+        reads = "the table it reads" if source_name == "input" else f"the {source_name} it reads"
+        raise OutputError(f"{what} '{output}' is the {source_name}; choose another {output_flag} (spark-synth never "
+                          f"writes over {reads})")
     if not a.startswith("table:") and not b.startswith("table:"):
         if b.startswith(a.rstrip("/") + "/"):
-            raise OutputError(f"output '{output}' is inside the input '{source}'; choose an --output outside it (its "
-                              f"files would be read as input rows next time)")
+            why = ("its files would be read as input rows next time" if source_name == "input"
+                   else f"its files would be mixed into the {source_name}")
+            raise OutputError(f"{what} '{output}' is inside the {source_name} '{source}'; choose {article} "
+                              f"{output_flag} outside it ({why})")
         if a.startswith(b.rstrip("/") + "/"):
-            raise OutputError(f"output '{output}' holds the input '{source}'; choose another --output (writing there "
-                              f"would replace the input)")
+            why = (f"writing there would replace the {source_name}" if output_flag == "--output"
+                   else f"its files would be mixed with the {source_name}'s")
+            raise OutputError(f"{what} '{output}' holds the {source_name} '{source}'; choose another {output_flag} "
+                              f"({why})")
 
 
 @dataclass(frozen=True, kw_only=True)

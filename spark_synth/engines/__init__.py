@@ -1,34 +1,123 @@
 """Engines: fit a generative model from noisy measurements only. Never imports pyspark.
 
 An engine is a folder (or module) under ``engines/`` plus one :func:`register_engine` line below;
-see ``docs/engines.md``.
+see ``docs/engines.md``. Shipped engines other than ``independent`` are registered by name as
+``"module:attribute"`` and imported only when first asked for (``ENGINES[name]``, :func:`get_engine`,
+:func:`model_class`): ``fpt`` and ``splice`` import PyTorch, which every CLI call and every Spark
+Python worker would otherwise pay for.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
+
 from ..errors import InternalError, ParameterError
 from .base import Engine, FittedModel, LocalTaskRunner, MeasurementOracle, TaskRunner
-from .fpt import FptEngine, FptModel
 from .independent import IndependentEngine, IndependentModel
-from .splice import SpliceEngine, SpliceModel
 
-#: Engine name → class.
-ENGINES: dict[str, type[Engine]] = {}
+#: Classes of the lazily registered engines, importable from here as before (loaded on first access).
+_LAZY_ATTRIBUTES = {
+    "SpliceEngine": "spark_synth.engines.splice:SpliceEngine",
+    "SpliceModel": "spark_synth.engines.splice:SpliceModel",
+    "FptEngine": "spark_synth.engines.fpt:FptEngine",
+    "FptModel": "spark_synth.engines.fpt:FptModel",
+}
 
 
-def register_engine(cls: type[Engine]) -> type[Engine]:
-    """Make engine class ``cls`` available by its ``name`` (CLI ``--engine``, configs, saved models)."""
+def _import_target(target: str):
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+class EngineRegistry(MutableMapping):
+    """Engine name → engine class. An entry may be a ``"module:attribute"`` string, imported (and
+    checked) the first time the name is looked up; membership, iteration and ``len`` never import."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, type[Engine] | str] = {}
+
+    def __getitem__(self, name: str) -> type[Engine]:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            try:
+                cls = _import_target(entry)
+            except ImportError as exc:
+                raise InternalError(f"engine {name!r} could not be loaded from {entry!r}: {exc}") from exc
+            if not (isinstance(cls, type) and issubclass(cls, Engine)) or getattr(cls, "name", None) != name:
+                raise InternalError(f"{entry!r} is not an Engine subclass called {name!r}")
+            if self._entries.get(name) == entry:
+                self._entries[name] = cls
+            return cls
+        return entry
+
+    def __setitem__(self, name: str, cls: type[Engine] | str) -> None:
+        self._entries[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def pop(self, name: str, *default):
+        """Unregister ``name``; returns its class — or its ``"module:attribute"`` when never loaded (not imported)."""
+        if name not in self._entries:
+            if default:
+                return default[0]
+            raise KeyError(name)
+        return self._entries.pop(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def is_loaded(self, name: str) -> bool:
+        """Whether engine ``name``'s class has been imported (False for a name still registered lazily)."""
+        return not isinstance(self._entries.get(name, ""), str)
+
+    def __repr__(self) -> str:
+        shown = {name: entry if isinstance(entry, str) else f"{entry.__module__}.{entry.__qualname__}"
+                 for name, entry in self._entries.items()}
+        return f"EngineRegistry({shown})"
+
+
+#: Engine name → class (lazily imported: see :class:`EngineRegistry`).
+ENGINES: EngineRegistry = EngineRegistry()
+
+
+def register_engine(cls: type[Engine] | str, target: str | None = None):
+    """Make an engine available by name (CLI ``--engine``, configs, saved models).
+
+    ``register_engine(EngineClass)`` registers a class by its ``name`` (usable as a decorator);
+    ``register_engine("name", "package.module:EngineClass")`` registers it lazily: the module is
+    imported when the engine is first asked for.
+    """
+    if isinstance(cls, str):
+        name = cls
+        if not name or not isinstance(target, str) or ":" not in target:
+            raise InternalError(f"register_engine({name!r}, {target!r}): give a name and a 'module:attribute' target")
+        existing = ENGINES._entries.get(name)
+        if existing is None or existing == target:
+            ENGINES[name] = target
+        elif not (isinstance(existing, type) and existing is _import_target(target)):
+            raise InternalError(f"two engines are called {name!r}")
+        return target
+    if target is not None:
+        raise InternalError("register_engine(EngineClass) takes no target")
     if not (isinstance(cls, type) and issubclass(cls, Engine)) or not getattr(cls, "name", None):
         raise InternalError(f"{cls!r} is not an Engine subclass with a name")
-    if ENGINES.get(cls.name, cls) is not cls:
+    if cls.name in ENGINES and ENGINES[cls.name] is not cls:
         raise InternalError(f"two engines are called {cls.name!r}")
     ENGINES[cls.name] = cls
     return cls
 
 
 register_engine(IndependentEngine)
-register_engine(SpliceEngine)
-register_engine(FptEngine)
+register_engine("splice", "spark_synth.engines.splice:SpliceEngine")
+register_engine("fpt", "spark_synth.engines.fpt:FptEngine")
 
 
 def get_engine(name: str, **options) -> Engine:
@@ -42,6 +131,13 @@ def model_class(name: str) -> type[FittedModel]:
     if name not in ENGINES:
         raise ParameterError("engine", f"one of {sorted(ENGINES)}", name)
     return ENGINES[name].model_class
+
+
+def __getattr__(name: str):
+    """``from spark_synth.engines import SpliceEngine`` (etc.) still works: imported on first access."""
+    if name in _LAZY_ATTRIBUTES:
+        return _import_target(_LAZY_ATTRIBUTES[name])  # cached by the import system after the first time
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Engine", "FittedModel", "MeasurementOracle", "TaskRunner", "LocalTaskRunner", "ENGINES", "register_engine",

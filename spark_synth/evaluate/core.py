@@ -158,6 +158,7 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
     synth_counts = steps.run("marginal counts of the synthetic table", fidelity.count_all, synthetic, eval_schema, sets)
     marginals = fidelity.marginal_fidelity(real_counts, synth_counts, sets)
     marginals["numeric_bins"] = numeric_bins
+    marginals["hierarchy"] = fidelity.hierarchy_fidelity(eval_schema, real_counts, synth_counts)
     details["one_way"] = {s[0]: (real_counts[s], synth_counts[s]) for s in sets[1]}
     details["eval_schema"] = eval_schema
 

@@ -89,6 +89,23 @@ def marginal_fidelity(real_counts: dict, synthetic_counts: dict, sets: dict[int,
     return out
 
 
+def hierarchy_fidelity(schema: Schema, real_counts: dict, synthetic_counts: dict) -> dict:
+    """Per column with a hierarchy, the TVD at its codes and at each level (the 1-way counts summed
+    into the level's public groups): Census-style error by level."""
+    out = {}
+    for column in schema:
+        key = (column.name,)
+        if not column.hierarchy or key not in real_counts:
+            continue
+        real, synthetic = real_counts[key], synthetic_counts[key]
+        levels = {"code": tvd(real, synthetic)}
+        for level, grouping in column.hierarchy_groupings():
+            groups = np.asarray(grouping)
+            levels[level] = tvd(np.bincount(groups, weights=real), np.bincount(groups, weights=synthetic))
+        out[column.name] = levels
+    return out
+
+
 def marginal_labels(schema: Schema, name: str) -> list[str]:
     """Human-readable labels of a column's codes (categories or public bins, then 'null')."""
     column = schema[name]

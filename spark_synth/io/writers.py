@@ -6,7 +6,8 @@ output: the previous one or the new one, never a subset of rows.
 * Table names, and existing Delta paths with ``overwrite``: one Delta transaction. Data files are
   written first and become visible only with the atomic commit to ``_delta_log`` (a commit is
   written to a hidden temporary file and renamed into place, so a half-written one is never read);
-  files of a write that was killed stay unreferenced and invisible.
+  files of a write that was killed stay unreferenced and invisible. An existing non-empty folder
+  that is not a Delta table is refused by :func:`check_output`: Delta files are never mixed into it.
 * New paths (any format): written to a hidden sibling ``.<name>.staging-<id>``, then renamed into
   place. With ``overwrite``, the previous output is first renamed away to a hidden sibling
   ``.<name>.replaced-<id>``, and deleted only once the new one is in place — a recursive delete is
@@ -40,6 +41,12 @@ def check_output(spark, target: str, overwrite: bool = False) -> Location:
         return location
     if filesystem.exists(spark, target) and not overwrite:
         raise OutputError(f"output '{target}' already exists; choose another path or pass --overwrite")
+    if overwrite and location.format == "delta" and filesystem.is_directory(spark, target):
+        entries = filesystem.list_names(spark, target)
+        if entries and "_delta_log" not in entries:  # Delta would write its files into a foreign folder
+            raise OutputError(f"output '{target}' is a non-empty folder that is not a Delta table (no _delta_log), so "
+                              f"--overwrite cannot replace it; choose another path, remove the folder, or end the name "
+                              f"in .csv or .parquet")
     if "://" not in target and not target.startswith("dbfs:"):
         _check_local_parent(Path(target))
     return location

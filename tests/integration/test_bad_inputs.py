@@ -1,7 +1,7 @@
 """Issue 12: every bad input the CLI can be given fails the same way.
 
-Each case runs ``spark-synth run`` (in-process, on the shared Spark session, ``--no-mlflow``) and
-must: exit with code 2; print nothing on stdout and exactly ONE line ``spark-synth: error: …`` on
+Each case runs ``spark-synth run`` (a few ``fit`` or ``sample``; in-process, on the shared Spark
+session, without MLflow) and must: exit with code 2; print nothing on stdout and exactly ONE line ``spark-synth: error: …`` on
 stderr that names the problem (and says how to fix it), with no Java/Py4J/traceback text; and
 leave the file system exactly as it was (nothing at the output path, no hidden staging folder).
 A few cases run through a real subprocess as well, since that is how users run it.
@@ -48,6 +48,7 @@ class Workspace:
         self.args = {"--input": str(DATA), "--schema": str(SCHEMA), "--epsilon": "1", "--delta": "1e-9",
                      "--rows": "10", "--output": str(root / "out" / "synthetic.parquet")}
         self.flags = ["--no-mlflow"]
+        self.command = "run"
         (root / "out").mkdir(parents=True)
 
     def path(self, name: str) -> Path:
@@ -78,7 +79,7 @@ class Workspace:
 
     def argv(self) -> list[str]:
         args = [item for key, value in self.args.items() if value is not None for item in (key, value)]
-        return ["run", *args, *self.flags]
+        return [self.command, *args, *self.flags]
 
 
 def _column(raw: dict, name: str) -> dict:
@@ -244,6 +245,34 @@ def _output_inside_input(ws):
     ws.args["--output"] = folder + "/synthetic.parquet"
 
 
+def _output_delta_over_foreign_folder(ws):
+    ws.file("out/table/notes.txt", "not a Delta table\n")
+    ws.args["--output"] = str(ws.path("out/table"))
+    ws.flags.append("--overwrite")
+
+
+def _fit_model_inside_input(ws):
+    """``fit --model`` inside the input folder, the input given by a bare (relative) name."""
+    Path("csvs").mkdir()  # in the case's working directory
+    Path("csvs", "part-0.csv").write_text(TINY_ROWS)
+    ws.tiny_input()
+    ws.command = "fit"
+    ws.args.update({"--input": "csvs", "--rows": None, "--output": None, "--model": "csvs/model"})
+
+
+def _sample_output_is_model(ws):
+    """``sample --output`` onto the saved model's own folder, with --overwrite."""
+    from spark_synth.commands import fit_and_save
+
+    ws.tiny_input()
+    model = str(ws.path("model"))
+    fit_and_save(input=ws.args["--input"], schema=ws.args["--schema"], engine="independent", epsilon=1.0,
+                 delta=1e-9, model=model, mlflow=False, spark=ws.spark)
+    ws.command = "sample"
+    ws.args = {"--model": model, "--rows": "10", "--output": model}
+    ws.flags = ["--overwrite"]  # `sample` has no MLflow flag
+
+
 def _output_unwritable(ws):
     locked = ws.folder("locked")
     os.chmod(locked, 0o555)
@@ -351,6 +380,11 @@ CASES = {
     "output-delta-over-a-file": Case(_output_file_for_delta, ("existing file", "Delta output is a folder")),
     "output-is-the-input": Case(_output_is_input, ("is the input", "choose another --output")),
     "output-inside-input-folder": Case(_output_inside_input, ("inside the input", "outside it")),
+    "output-delta-over-a-foreign-folder": Case(_output_delta_over_foreign_folder,
+                                               ("out/table'", "not a Delta table", "_delta_log")),
+    "fit-model-inside-input-folder": Case(_fit_model_inside_input,
+                                          ("--model 'csvs/model' is inside the input 'csvs'", "choose a --model outside it")),
+    "sample-output-is-the-model": Case(_sample_output_is_model, ("is the model", "choose another --output")),
     "output-unwritable": Case(_output_unwritable, ("not writable",), marks=(NOT_ROOT,)),
 }
 

@@ -47,3 +47,15 @@ def test_splice_run_on_shared_dataset_with_defaults(spark, shared_data, tmp_path
     schema = load_schema(shared_data / f"{name}.schema.json")
     synthetic = spark.read.parquet(str(out))
     assert synthetic.count() == 5000 and synthetic.columns == list(schema.names)
+
+
+@pytest.mark.parametrize("name", ["california_housing", "mushroom", "german_credit"])
+def test_fpt_run_on_shared_dataset_with_defaults(spark, shared_data, tmp_path, capsys, name):
+    """FPT with its defaults end to end (adult, bank_marketing, credit_default and diabetes_readmission
+    run in benchmarks/fpt_vs_peers.py and benchmarks/fpt_hierarchy.py, which take minutes each)."""
+    out = tmp_path / "fpt.parquet"
+    summary = _cli_run(shared_data, name, "fpt", 5000, out, capsys)
+    assert summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9) and summary["measure_passes"] == 1
+    schema = load_schema(shared_data / f"{name}.schema.json")
+    synthetic = spark.read.parquet(str(out))
+    assert synthetic.count() == 5000 and synthetic.columns == list(schema.names)

@@ -1,9 +1,12 @@
 """The privacy argument relies on the code's shape: these tests keep it."""
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import spark_synth
 
@@ -199,3 +202,82 @@ def test_exact_answers_never_leave_the_oracle():
     assert not holds_exact(noisy.values) and not holds_exact(list(vars(noisy).values()))
     assert not holds_exact(privacy_filter.report().to_dict())
     assert not found, f"exact answers reachable through {found}"
+
+
+# ---- lazy engines: PyTorch only when an engine that needs it is asked for ------------------------------
+REPO_ROOT = PACKAGE.parent
+
+
+def _fresh_python(code: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``code`` in a new interpreter (this process has imported torch through other tests). Its
+    environment is this one's without a Spark gateway or MLflow store of the test session, plus ``env``."""
+    inherited = {k: v for k, v in os.environ.items()
+                 if not k.startswith("PYSPARK_GATEWAY") and k != "MLFLOW_TRACKING_URI"}
+    path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**inherited, **(env or {}), "PYTHONPATH": path}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, **kwargs)
+
+
+def test_cli_import_does_not_import_torch():
+    done = _fresh_python("import spark_synth.cli, sys; assert 'torch' not in sys.modules, 'torch imported'")
+    assert done.returncode == 0, done.stderr
+
+
+def test_engine_registry_loads_torch_engines_on_first_use_only():
+    code = """
+import sys
+import spark_synth
+from spark_synth import RunConfig, Synthesizer
+from spark_synth.commands import run, fit_and_save, load_and_sample
+from spark_synth.config import check_engine_options
+from spark_synth.engines import ENGINES, get_engine, model_class
+import spark_synth.io, spark_synth.sample, spark_synth.track, spark_synth.track.pyfunc
+assert list(ENGINES)[:3] == ['independent', 'splice', 'fpt'] and 'fpt' in ENGINES and 'magic' not in ENGINES
+RunConfig(input='in.csv', schema='s.json', engine='fpt', epsilon=1.0, delta=1e-9, rows=5, output='out.csv')
+Synthesizer('independent', epsilon=1.0, delta=1e-9)
+model_class('independent')
+assert 'torch' not in sys.modules, 'torch imported before an engine that needs it was asked for'
+assert 'spark_synth.engines.fpt' not in sys.modules and not ENGINES.is_loaded('fpt')
+check_engine_options('fpt', {'max_way': 3}, '--engine-option')
+from spark_synth.engines import FptEngine
+assert ENGINES['fpt'] is FptEngine and model_class('fpt') is FptEngine.model_class and ENGINES.is_loaded('fpt')
+assert 'torch' in sys.modules
+"""
+    done = _fresh_python(code)
+    assert done.returncode == 0, done.stderr
+
+
+def test_lazy_registration_is_checked():
+    from spark_synth.engines import ENGINES, register_engine
+    from spark_synth.errors import InternalError
+
+    assert register_engine("fpt", "spark_synth.engines.fpt:FptEngine") == "spark_synth.engines.fpt:FptEngine"
+    with pytest.raises(InternalError, match="two engines"):
+        register_engine("fpt", "spark_synth.engines.splice:SpliceEngine")
+    register_engine("misnamed", "spark_synth.engines.splice:SpliceEngine")
+    try:
+        with pytest.raises(InternalError, match="not an Engine subclass called 'misnamed'"):
+            ENGINES["misnamed"]
+    finally:
+        del ENGINES["misnamed"]
+    register_engine("missing", "spark_synth.engines.no_such_module:Engine")
+    try:
+        with pytest.raises(InternalError, match="could not be loaded"):
+            ENGINES["missing"]
+    finally:
+        assert ENGINES.pop("missing") == "spark_synth.engines.no_such_module:Engine"  # unregistered without loading
+    assert "missing" not in ENGINES and "misnamed" not in ENGINES
+
+
+@pytest.mark.spark  # starts its own local Spark (in the subprocess): about half a minute
+def test_cli_run_with_the_independent_engine_does_not_import_torch(tmp_path):
+    """The whole `spark-synth run --engine independent` path (Spark, MLflow and pyfunc model included)."""
+    data = PACKAGE / "data"
+    argv = ["run", "--input", str(data / "adult_sample.csv"), "--schema", str(data / "adult_sample.schema.json"),
+            "--engine", "independent", "--epsilon", "1", "--delta", "1e-9", "--rows", "20",
+            "--output", str(tmp_path / "out.parquet"), "--seed", "1"]
+    code = (f"import sys\nfrom spark_synth.cli import main\ncode = main({argv!r})\n"
+            "assert code == 0, code\nassert 'torch' not in sys.modules, 'torch imported'\n")
+    done = _fresh_python(code, env={"SPARK_SYNTH_HOME": str(tmp_path / "home")}, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "out.parquet").is_dir()

@@ -199,3 +199,15 @@ def test_bad_target_names_the_parameter():
         utility.check_target(tiny_schema(), "nope")
     with pytest.raises(ParameterError, match="parameter 'target'"):
         utility.check_target(tiny_schema(), None)
+
+
+def test_hierarchy_fidelity_compares_each_level_on_summed_counts():
+    from spark_synth.evaluate.fidelity import hierarchy_fidelity
+    from spark_synth.schema import schema_from_dict
+
+    schema = schema_from_dict({"columns": [{"name": "c", "type": "categorical", "categories": ["a", "b", "x"],
+                                            "hierarchy": [{"name": "g", "parents": {"a": "A", "b": "A", "x": "X"}}]}]})
+    real = np.array([10.0, 0.0, 10.0, 0.0])  # a, b, x, null
+    synthetic = np.array([0.0, 10.0, 10.0, 0.0])  # a and b swapped: wrong codes, right groups
+    levels = hierarchy_fidelity(schema, {("c",): real}, {("c",): synthetic})["c"]
+    assert levels == {"code": pytest.approx(0.5), "g": pytest.approx(0.0)}

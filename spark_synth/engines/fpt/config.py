@@ -28,7 +28,6 @@ class FptConfig:
     hierarchy_crosses: list | None = None
     lp_max_iterations: int = 200
     lp_max_cells: int = 1_000_000
-    seed: int = 0
     device: str = "auto"
     cpu_threads: int = 2
 
@@ -36,7 +35,7 @@ class FptConfig:
         if self.mode not in MODES:
             raise ParameterError("fpt.mode", f"one of {list(MODES)}", self.mode)
         for name, low in (("max_way", 1), ("numeric_groups", 2), ("max_marginal_cells", 2), ("max_model_cells", 2), ("iterations", 1),
-                          ("final_iterations", 0), ("lp_max_iterations", 1), ("lp_max_cells", 2), ("seed", 0), ("cpu_threads", 1)):
+                          ("final_iterations", 0), ("lp_max_iterations", 1), ("lp_max_cells", 2), ("cpu_threads", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"fpt.{name}", f"a whole number >= {low}", value)
