@@ -125,6 +125,7 @@ def partition_scan(schema: Schema, queries: Sequence[Query], policy: OutOfDomain
         for frame in batches:
             if frame.empty:
                 continue
+            frame.columns = list(schema.names)  # batches arrive in schema order (see answer_queries)
             batch = RowBatch(frame, schema, policy)
             batch.codes  # every query kind refuses on the same encoding
             for acc in accumulators:
@@ -152,7 +153,8 @@ def answer_queries(df, schema: Schema, queries: Sequence[Query], policy: OutOfDo
         return []
     shapes = [accumulator(schema, q).shape for q in queries]  # validates every query first
     rows = (
-        df.select(*schema.names)
+        # plain positional names: mapInPandas resolves a dotted name ("emp.var.rate") as a struct path
+        df.select(*[F.col(_quoted(name)).alias(f"_c{j}") for j, name in enumerate(schema.names)])
         .mapInPandas(partition_scan(schema, list(queries), OutOfDomainPolicy(policy)), _OUT_SCHEMA)
         .selectExpr("query", "cell", "CAST(total AS DECIMAL(38, 0)) AS total")  # no overflow while summing
         .groupBy("query", "cell")
@@ -160,6 +162,11 @@ def answer_queries(df, schema: Schema, queries: Sequence[Query], policy: OutOfDo
         .collect()
     )
     return _assemble(schema, queries, shapes, ((int(q), int(c), int(t)) for q, c, t in rows))
+
+
+def _quoted(name: str) -> str:
+    """A column name as a Spark identifier (backticks, so dots and spaces are part of the name)."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def answer_frame(frame: pd.DataFrame, schema: Schema, queries: Sequence[Query],

@@ -90,3 +90,14 @@ def test_structure_check_lists_every_problem(spark):
         check_structure(typed, tiny_schema())
     assert "column 'colour' has Spark type bigint" in str(info.value)
     assert "column 'age' has Spark type double" in str(info.value)
+
+
+def test_column_names_with_dots_and_spaces_are_names_not_paths(spark):
+    """bank_marketing has `emp.var.rate`: a dot must not be read as a struct field."""
+    from spark_synth.schema import schema_from_dict
+
+    schema = schema_from_dict({"columns": [{"name": "emp.var.rate", "type": "integer", "min": 0, "max": 3},
+                                           {"name": "odd name", "type": "categorical", "categories": ["a", "b"]}]})
+    df = spark.createDataFrame(pd.DataFrame({"emp.var.rate": [1, 3, 3], "odd name": ["a", "b", None]}))
+    rate, odd = count_marginals(df, schema, [("emp.var.rate",), ("odd name",)])
+    assert rate.tolist() == [0, 1, 0, 2, 0] and odd.tolist() == [1, 1, 1]
