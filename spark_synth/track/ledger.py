@@ -41,6 +41,7 @@ import hashlib
 import math
 import os
 import re
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -163,7 +164,7 @@ class BudgetLedger:
     def entries(self) -> list[LedgerEntry]:
         """Charges that count (finished, or in progress), oldest first.
 
-        An entry still without its ρ is skipped: it has not been verified yet, and it sees this
+        An entry still without its charge (ρ, ε, δ, logged in one batch) is skipped: it has not been verified yet, and it sees this
         caller's entry when it is (each charge logs its ρ before it verifies).
         """
         experiment = self._experiment()
@@ -173,7 +174,7 @@ class BudgetLedger:
         while True:
             page = client.search_runs([experiment.experiment_id], max_results=1000, page_token=token)
             out.extend(_entry(run) for run in page if run.info.status in COUNTED
-                       and run.data.tags.get(ENTRY_TAG) in ENTRY_KINDS and "rho" in run.data.metrics)
+                       and run.data.tags.get(ENTRY_TAG) in ENTRY_KINDS and _CHARGE_METRICS <= run.data.metrics.keys())
             token = page.token
             if not token:
                 break
@@ -244,8 +245,11 @@ class BudgetLedger:
                 "spark_synth.model": entry.model, SOURCE_TAG: self.source}
         run = client.create_run(experiment.experiment_id, run_name=label, tags=tags)
         try:
-            for key, value in (("rho", entry.rho), ("epsilon", entry.epsilon), ("delta", entry.delta)):
-                client.log_metric(run.info.run_id, key, value)
+            from mlflow.entities import Metric
+
+            stamp = int(time.time() * 1000)  # one batch: a concurrent reader sees all three or none
+            client.log_batch(run.info.run_id, metrics=[Metric(key, float(value), stamp, 0) for key, value in
+                                                       (("rho", entry.rho), ("epsilon", entry.epsilon), ("delta", entry.delta))])
         except BaseException:
             client.set_terminated(run.info.run_id, "FAILED")
             raise
@@ -276,6 +280,9 @@ class BudgetLedger:
                 f"cap epsilon={cap[0]:g} at delta={cap[1]:g} (already spent epsilon={before['epsilon']:.6g} over "
                 f"{before['fits']} fit(s)); {outcome} — raise the cap with --budget-cap (spark-synth budget "
                 f"--source-table {self.source} --budget-cap E --cap-delta D) or spend nothing more on this table")
+
+
+_CHARGE_METRICS = {"rho", "epsilon", "delta"}
 
 
 def _entry(run) -> LedgerEntry:

@@ -162,3 +162,28 @@ def test_cuda_matches_cpu():
     samples = cuda.sample(1000, 3)
     assert samples.device.type == "cuda" and samples.shape == (1000, len(sizes))
     assert max_sum(tree, tables, device="cuda") == pytest.approx(max_sum(tree, tables))
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_marginal_cells_bounds_every_table_the_marginal_builds(name, monkeypatch):
+    """The public size estimate is the largest table marginal() really builds (no table larger)."""
+    import spark_synth.engines.fpt.graphical as graphical
+
+    sizes, tables = _random_model(name, seed=3)
+    model = GibbsModel(JunctionTree(sizes, list(tables)), tables).calibrate()
+    built = []
+    original = graphical._product
+
+    def recording(factors):
+        variables, table = original(factors)
+        built.append(table.numel())
+        return variables, table
+
+    monkeypatch.setattr(graphical, "_product", recording)
+    for scope in itertools.combinations(range(len(sizes)), 2):
+        built.clear()
+        model.marginal(scope)
+        bound = model.tree.marginal_cells(scope)
+        assert max(built, default=0) <= bound
+        if model.tree.bag_containing(scope) is None:
+            assert max(built) == bound

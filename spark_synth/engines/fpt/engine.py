@@ -85,7 +85,7 @@ class FptEngine(Engine):
 
         first = one_way + [c.query for c in levels]
         released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, [1.0] * len(first)))))
-        total = estimate_total(released[: len(one_way)])
+        total = estimate_total(released)  # every histogram of the first pass (levels too) estimates N
         observations = [_one_way_observation(j, m, groupings[j], device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
@@ -103,7 +103,10 @@ class FptEngine(Engine):
             sigma = 1.0 / math.sqrt(2.0 * measure_rho)
             scopes = list(dict.fromkeys(ob.scope for ob in observations))
             cap = o.max_model_cells * max(1.0 - oracle.rho_remaining / rho, o.one_way_share)
-            allowed = [c for c in candidates if JunctionTree.bag_cells_if_added(sizes, scopes, c.scope) <= cap]
+            # public decisions from domain sizes: the model stays within the cap, and the model's
+            # answer to each candidate can be computed within it too
+            allowed = [c for c in candidates if JunctionTree.bag_cells_if_added(sizes, scopes, c.scope) <= cap
+                       and tree.marginal_cells(c.scope) <= o.max_model_cells]
             if not allowed:
                 allowed = [c for c in candidates if tree.bag_containing(c.scope) is not None] or list(candidates)
             answers = [_project(total * model.marginal(c.scope), c.axes, device).cpu().numpy() for c in allowed]
@@ -143,7 +146,7 @@ class FptEngine(Engine):
             raise ParameterError("fpt.lp_max_cells", f"at least the workload's {n_cells} cells (LP mode is for small "
                                  "workloads: use mode=pmw, or fewer/smaller marginals)", o.lp_max_cells)
         released = oracle.measure_many(list(zip([c.query for c in measured], split_rho(oracle.rho_remaining, [1.0] * len(measured)))))
-        total = estimate_total(released[: len(one_way)])
+        total = estimate_total(released[: len(one_way) + len(levels)])
         refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
                        for j, m in enumerate(released[: len(one_way)]) if groupings[j] is not None}
         targets = [_lp_target(c, m, total, groupings[c.scope[0]]) for c, m in zip(measured, released)]

@@ -141,6 +141,23 @@ class JunctionTree:
         scope = set(scope)
         return next((i for i, bag in enumerate(self._bag_sets) if scope <= bag), None)
 
+    def marginal_cells(self, scope: Iterable[int]) -> int:
+        """Cells of the largest table :meth:`GibbsModel.marginal` builds for ``scope`` (public: sizes
+        and the tree only), so callers can skip marginals that would not fit in memory."""
+        keep = set(scope)
+        inside = self.bag_containing(keep)
+        if inside is not None:
+            return self.cells(self.bags[inside])
+        subtree = _covering_subtree(self, keep)
+        top = min(subtree)
+        incoming: dict[int, list[set]] = {i: [] for i in subtree}
+        largest = 0
+        for i in sorted(subtree - {top}, reverse=True):
+            union = set(self.bags[i]).union(*incoming[i])
+            largest = max(largest, self.cells(sorted(union)))
+            incoming[self.parent[i]].append(union & (keep | set(self.separators[i])))
+        return max(largest, self.cells(sorted(set(self.bags[top]).union(*incoming[top]))))
+
     @classmethod
     def bag_cells_if_added(cls, sizes: Sequence[int], scopes: Iterable[Sequence[int]], new_scope: Sequence[int]) -> int:
         """Largest bag's cell count of the decomposition of ``scopes`` plus ``new_scope`` (public sizes only)."""
