@@ -30,7 +30,7 @@ from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..postprocess import estimate_total, probabilities_from_counts
 from .config import FptConfig
-from .estimation import MirrorDescent, Observation
+from .estimation import MirrorDescent, Observation, project
 from . import lp
 from .graphical import JunctionTree
 from .lp import Target
@@ -79,7 +79,8 @@ class FptEngine(Engine):
         weights = candidates_and_weights(workload + cross_scopes)
         levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
         candidates = marginal_candidates(schema, {c: w for c, w in weights.items()
-                                                  if _fits(schema, c, groupings, o.max_marginal_cells)}, groupings) + crossed
+                                                  if cells(schema, c, groupings) <= o.max_marginal_cells}, groupings) + crossed
+        axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
         one_way = [MarginalQuery((name,)) for name in schema.names]
         oracle.prepare(one_way + [c.query for c in levels + candidates])  # every exact answer in one scan
 
@@ -96,6 +97,7 @@ class FptEngine(Engine):
         fitter = MirrorDescent(tree, total, device)
         model = fitter.fit(observations, o.iterations)
         self.rounds_: list[Round] = []
+        sized_for, added_cells, answer_cells = None, {}, {}
         while oracle.rho_remaining > 1e-9 * rho and candidates:
             if oracle.rho_remaining < 2 * rho_round:
                 rho_round = oracle.rho_remaining  # the last round spends what is left
@@ -103,13 +105,17 @@ class FptEngine(Engine):
             sigma = 1.0 / math.sqrt(2.0 * measure_rho)
             scopes = list(dict.fromkeys(ob.scope for ob in observations))
             cap = o.max_model_cells * max(1.0 - oracle.rho_remaining / rho, o.one_way_share)
+            if sized_for != scopes:  # public sizes per candidate scope; they change only with the tree
+                sized_for = scopes
+                distinct = dict.fromkeys(c.scope for c in candidates)
+                added_cells = {s: JunctionTree.bag_cells_if_added(sizes, scopes, s) for s in distinct}
+                answer_cells = {s: tree.marginal_cells(s) for s in distinct}
             # public decisions from domain sizes: the model stays within the cap, and the model's
             # answer to each candidate can be computed within it too
-            allowed = [c for c in candidates if JunctionTree.bag_cells_if_added(sizes, scopes, c.scope) <= cap
-                       and tree.marginal_cells(c.scope) <= o.max_model_cells]
+            allowed = [c for c in candidates if added_cells[c.scope] <= cap and answer_cells[c.scope] <= o.max_model_cells]
             if not allowed:
                 allowed = [c for c in candidates if tree.bag_containing(c.scope) is not None] or list(candidates)
-            answers = [_project(total * model.marginal(c.scope), c.axes, device).cpu().numpy() for c in allowed]
+            answers = [project(total * model.marginal(c.scope), axes[id(c)]).cpu().numpy() for c in allowed]
             penalty = [c.weight * math.sqrt(2.0 / math.pi) * sigma * a.size for c, a in zip(allowed, answers)]
             chosen = oracle.select([c.query for c in allowed], "weighted_l1", answers, select_rho,
                                    weights=[c.weight for c in allowed], offsets=penalty)
@@ -121,7 +127,7 @@ class FptEngine(Engine):
                 fitter.tree = tree
             model = fitter.fit(observations, o.iterations)
             self.rounds_.append(Round(chosen.name, rho_round, tree.width))
-            after = _project(total * model.marginal(candidate.scope), candidate.axes, device).cpu().numpy()
+            after = project(total * model.marginal(candidate.scope), axes[id(candidate)]).cpu().numpy()
             if o.anneal and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * after.size:
                 rho_round *= 4.0  # σ halves: the model stopped learning at this noise level
         fitter.fit(observations, o.final_iterations)
@@ -167,10 +173,6 @@ def _lp_target(candidate: Candidate, measurement: NoisyMeasurement, total: float
     return Target(candidate.scope, values, candidate.axes)
 
 
-def _fits(schema: Schema, clique, groupings, max_cells: int) -> bool:
-    return cells(schema, clique, groupings) <= max_cells
-
-
 def _checked_crosses(schema: Schema, crosses: list | None) -> list[str]:
     """The columns hierarchy levels are crossed with (option ``hierarchy_crosses``), checked against the schema."""
     if not crosses:
@@ -183,16 +185,14 @@ def _checked_crosses(schema: Schema, crosses: list | None) -> list[str]:
     return list(dict.fromkeys(crosses))
 
 
-def _project(counts: torch.Tensor, axes: tuple, device) -> torch.Tensor:
-    """Sum the model's counts into each axis's groups (a hierarchy level), where one is given."""
-    groupings = tuple(None if a is None else torch.as_tensor(a, dtype=torch.int64, device=device) for a in axes)
-    return Observation((), counts, 1.0, groupings).project(counts)
+def _tensors(axes: tuple, device) -> tuple:
+    """A candidate's per-axis groupings as index tensors (None stays None)."""
+    return tuple(None if a is None else torch.as_tensor(a, dtype=torch.int64, device=device) for a in axes)
 
 
 def _observation(candidate: Candidate, measurement: NoisyMeasurement, device) -> Observation:
     values = torch.as_tensor(np.asarray(measurement.values, dtype=np.float64), device=device)
-    groupings = tuple(None if a is None else torch.as_tensor(a, dtype=torch.int64, device=device) for a in candidate.axes)
-    return Observation(tuple(candidate.scope), values, measurement.sigma, groupings)
+    return Observation(tuple(candidate.scope), values, measurement.sigma, _tensors(candidate.axes, device))
 
 
 def _one_way_observation(j: int, measurement: NoisyMeasurement, grouping, device) -> Observation:

@@ -18,6 +18,17 @@ import torch
 from .graphical import GibbsModel, JunctionTree
 
 
+def project(counts: torch.Tensor, groupings: Sequence) -> torch.Tensor:
+    """Sum codes into their groups along each axis k with a group-index tensor ``groupings[k]`` (None: kept)."""
+    for axis, groups in enumerate(groupings):
+        if groups is None:
+            continue
+        shape = list(counts.shape)
+        shape[axis] = int(groups.max()) + 1
+        counts = torch.zeros(shape, dtype=counts.dtype, device=counts.device).index_add_(axis, groups, counts)
+    return counts
+
+
 @dataclass(frozen=True, eq=False)
 class Observation:
     """y ≈ A(N·p_scope) + noise(σ): ``groupings[k]`` maps axis k's codes to groups (None: identity);
@@ -30,13 +41,7 @@ class Observation:
 
     def project(self, counts: torch.Tensor) -> torch.Tensor:
         """A·counts: sum codes into their groups along each grouped axis."""
-        for axis, groups in enumerate(self.groupings):
-            if groups is None:
-                continue
-            shape = list(counts.shape)
-            shape[axis] = int(groups.max()) + 1
-            counts = torch.zeros(shape, dtype=counts.dtype, device=counts.device).index_add_(axis, groups, counts)
-        return counts
+        return project(counts, self.groupings)
 
     def adjoint(self, residual: torch.Tensor) -> torch.Tensor:
         """Aᵀ·residual: spread each group's value back to its codes."""
