@@ -20,7 +20,7 @@ import numpy as np
 from .engines.base import SCORE_KINDS, MeasurementOracle
 from .errors import InternalError, ParameterError
 from .privacy import NoisyMeasurement, PrivacyFilter, release_query, select_index
-from .queries import Query
+from .queries import MarginalQuery, Query
 from .schema import Schema
 
 AnswerSource = Callable[[list], list]
@@ -34,6 +34,9 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
     clock = timings if timings is not None else {}
 
     def exact_answers(queries: Sequence[Query]) -> list[np.ndarray]:
+        for q in dict.fromkeys(queries):
+            if q not in cache and (derived := _derived(q)) is not None:
+                cache[q] = derived
         missing = [q for q in dict.fromkeys(queries) if q not in cache]
         if missing:
             started = time.perf_counter()
@@ -45,6 +48,17 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
             for q, a in zip(missing, answers):
                 cache[q] = a
         return [cache[q] for q in queries]
+
+    def _derived(query: Query):
+        """A coarser marginal summed from a cached finer one: no scan (groupings chosen after the
+        first releases, e.g. domain compression, still cost one pass)."""
+        if isinstance(query, MarginalQuery):
+            for cached, answer in cache.items():
+                if isinstance(cached, MarginalQuery) and cached.columns == query.columns:
+                    derived = query.coarsen(cached, answer, schema)
+                    if derived is not None:
+                        return derived
+        return None
 
     return _oracle_over(schema, privacy_filter, exact_answers, clock)
 

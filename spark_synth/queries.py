@@ -110,6 +110,31 @@ class MarginalQuery(Query):
     def describe(self) -> str:
         return f"counts over ({', '.join(self.columns)})"
 
+    def coarsen(self, finer: "MarginalQuery", answer: np.ndarray, schema) -> np.ndarray | None:
+        """This query's answer summed from ``finer``'s (same columns, every group of ``finer`` inside
+        one group of this query), or None when this query is not such a coarsening of ``finer``."""
+        if not isinstance(finer, MarginalQuery) or finer.columns != self.columns:
+            return None
+        mine, theirs = self.groupings or (None,) * len(self.columns), finer.groupings or (None,) * len(self.columns)
+        maps = []
+        for column, to_group, from_group in zip(self.columns, mine, theirs):
+            size = schema[column].size
+            to_group = np.arange(size) if to_group is None else np.asarray(to_group)
+            from_group = np.arange(size) if from_group is None else np.asarray(from_group)
+            n_from = int(from_group.max()) + 1
+            parent = np.full(n_from, -1)
+            parent[from_group] = to_group
+            if np.any(parent[from_group] != to_group):
+                return None  # a finer group is split between two of this query's groups
+            maps.append(parent)
+        out = np.asarray(answer)
+        for axis, parent in enumerate(maps):
+            moved = np.moveaxis(out, axis, 0)
+            summed = np.zeros((int(parent.max()) + 1,) + moved.shape[1:], dtype=out.dtype)
+            np.add.at(summed, parent, moved)
+            out = np.moveaxis(summed, 0, axis)
+        return out
+
 
 #: Default public bound on the rows one moment query is summed over; it sizes the fixed point.
 DEFAULT_MAX_ROWS = 10**12

@@ -11,6 +11,7 @@ import pytest
 
 from spark_synth.engines import LocalTaskRunner, get_engine
 from spark_synth.engines.fpt import FptModel
+from spark_synth.engines.fpt.compression import compress
 from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings
 from spark_synth.errors import ParameterError, SchemaError
 from spark_synth.measure import answer_frame
@@ -110,6 +111,45 @@ def test_numeric_columns_are_grouped_into_public_ranges_for_the_model():
     assert k is None  # categorical: kept (no order to merge along)
     assert len(x) == schema["x"].size and max(x) == 16 and x[-1] == 16  # null keeps its own group
     assert list(x[:-1]) == sorted(x[:-1]) and len(set(x[:-1])) == 16
+    # ranges are equal-width over [min, max], in values: age 17..100 (one code per year) joins
+    # floor((age − 17) / 83 · 16), and a 64-bin column's bins join the range of their centre
+    schema = schema_from_dict({"columns": [{"name": "age", "type": "integer", "min": 17, "max": 100, "nullable": False},
+                                           {"name": "v", "type": "continuous", "min": -1.0, "max": 3.0, "nullable": False}]})
+    age, v = coarse_groupings(schema, 16)
+    assert list(age) == [min((a - 17) * 16 // 83, 15) for a in range(17, 101)]
+    assert list(v) == [b // 4 for b in range(64)]
+
+
+def test_compression_merges_the_groups_whose_noisy_count_is_below_the_threshold():
+    counts = np.array([500.0, 3.0, -4.0, 40.0, 1.0, 900.0])
+    assert compress(None, counts, sigma=10.0, threshold=3.0) == (0, 3, 3, 1, 3, 2)
+    # over numeric ranges: a range's noise is σ·√(codes in it), its count the sum of its codes
+    eight = np.array([500.0, 3.0, -4.0, 10.0, 1.0, 2.0, 400.0, 300.0])  # range sums 503, 6, 3, 700; bar 3·10·√2
+    assert compress((0, 0, 1, 1, 2, 2, 3, 3), eight, sigma=10.0, threshold=3.0) == (0, 0, 2, 2, 2, 2, 1, 1)
+    assert compress((0, 0, 1, 1, 2, 2, 3, 3), eight, sigma=1.0, threshold=3.0) == (0, 0, 1, 1, 2, 2, 3, 3)
+    assert compress(None, np.array([500.0, 3.0, 900.0]), sigma=10.0, threshold=3.0) is None  # one weak code: nothing to merge
+
+
+def test_compressed_model_has_small_domains_refines_back_and_scans_once():
+    rng = np.random.default_rng(5)
+    n = 4000
+    used = rng.integers(0, 5, n)
+    schema = schema_from_dict({"columns": [
+        {"name": "k", "type": "categorical", "categories": list(range(40)), "nullable": False},
+        {"name": "x", "type": "integer", "min": 0, "max": 319, "nullable": False}]})  # 16 ranges of 20
+    frame = pd.DataFrame({"k": used, "x": used * 20 + rng.integers(0, 20, n)})  # x in range k
+    privacy_filter, clock = PrivacyFilter(PrivacyBudget(1.0, 1e-9)), {}
+    engine = get_engine("fpt", rounds_per_column=2.0, iterations=20, final_iterations=50)
+    model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter, timings=clock), LocalTaskRunner())
+    assert clock["scans"] == 1  # the compressed marginals were summed from the scan's finer answers
+    assert model.sizes[0] == 6 and model.sizes[1] < 16  # 5 used categories + one merged; x's empty ranges merged
+    assert set(model.refinements) == {0, 1}
+    synthetic = _sample(model, schema, 20_000)
+    assert _pair_tvd(schema, frame, synthetic, ("k",)) < 0.05
+    assert (synthetic["x"].astype(int) // 20 == synthetic["k"].astype(int)).mean() > 0.8  # the pair's structure kept
+    assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+    without = get_engine("fpt", rounds_per_column=2.0, iterations=20, final_iterations=50, compress_threshold=0)
+    assert exact_fit(without, schema, frame).sizes == (40, 16)
 
 
 def test_state_round_trip_samples_the_same_rows():
@@ -129,6 +169,7 @@ def test_state_round_trip_samples_the_same_rows():
     ({"one_way_share": 1.0}, "fpt.one_way_share"),
     ({"max_model_cells": 1}, "fpt.max_model_cells"),
     ({"device": "tpu"}, "fpt.device"),
+    ({"compress_threshold": -1}, "fpt.compress_threshold"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

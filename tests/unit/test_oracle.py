@@ -37,6 +37,28 @@ def test_a_batch_of_mixed_kinds_is_answered_in_one_scan_and_cached():
     assert oracle.rho_remaining == pytest.approx(privacy_filter.rho_total / 2, rel=1e-12)
 
 
+def test_a_coarser_marginal_is_summed_from_a_cached_finer_one_without_a_scan():
+    oracle, privacy_filter, clock = _oracle()
+    size_groups, age_groups = (0, 0, 1, 2), tuple(min(v // 3, 3) for v in range(11))
+    finer = MarginalQuery(("size", "age"), groupings=(None, age_groups))
+    oracle.prepare([finer])
+    coarse_age = tuple(min(g, 2) for g in age_groups)  # merges the finer query's groups 2 and 3
+    coarser = MarginalQuery(("size", "age"), groupings=(size_groups, coarse_age))
+    captured = []
+    real_release = oracle_module.release_query
+    oracle_module.release_query = lambda f, q, a, r: captured.append(a) or real_release(f, q, a, r)
+    try:
+        oracle.measure(coarser, privacy_filter.rho_total / 4)
+    finally:
+        oracle_module.release_query = real_release
+    assert clock["scans"] == 1
+    assert np.array_equal(captured[0], answer_frame(FRAME, SCHEMA, [coarser])[0])
+    # a grouping that splits one of the cached groups cannot be summed from it: it needs a scan
+    splitting = MarginalQuery(("size", "age"), groupings=(None, tuple(min(v // 2, 4) for v in range(11))))
+    oracle.prepare([splitting])
+    assert clock["scans"] == 2
+
+
 def test_a_call_beyond_the_budget_is_refused_before_any_scan_and_the_report_is_unchanged():
     oracle, privacy_filter, clock = _oracle()
     oracle.measure(MarginalQuery(("colour",)), privacy_filter.rho_total * 0.9)

@@ -21,6 +21,7 @@ class FptConfig:
     max_model_cells: int = 2_000_000
     rounds_per_column: float = 4.0
     one_way_share: float = 0.1
+    compress_threshold: float = 3.0
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -43,6 +44,9 @@ class FptConfig:
             raise ParameterError("fpt.max_way", "1, 2 or 3 (marginals of at most three columns)", self.max_way)
         if not (isinstance(self.rounds_per_column, (int, float)) and math.isfinite(self.rounds_per_column) and self.rounds_per_column > 0):
             raise ParameterError("fpt.rounds_per_column", "a finite number > 0", self.rounds_per_column)
+        if not (isinstance(self.compress_threshold, (int, float)) and not isinstance(self.compress_threshold, bool)
+                and math.isfinite(self.compress_threshold) and self.compress_threshold >= 0):
+            raise ParameterError("fpt.compress_threshold", "a finite number >= 0 (0: no domain compression)", self.compress_threshold)
         for name in ("one_way_share", "select_share"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value < 1):

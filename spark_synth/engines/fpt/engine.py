@@ -29,6 +29,7 @@ from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..postprocess import estimate_total, probabilities_from_counts
+from .compression import compress
 from .config import FptConfig
 from .estimation import MirrorDescent, Observation, project
 from . import lp
@@ -71,22 +72,27 @@ class FptEngine(Engine):
         o, device = self.options, self._device()
         rho = oracle.rho_total
         groupings = coarse_groupings(schema, o.numeric_groups)  # public: the model works on these groups
-        sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
         crosses = _checked_crosses(schema, o.hierarchy_crosses)
         workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
         cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
                         for c in crosses if c != col.name]
         weights = candidates_and_weights(workload + cross_scopes)
-        levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
-        candidates = marginal_candidates(schema, {c: w for c, w in weights.items()
-                                                  if cells(schema, c, groupings) <= o.max_marginal_cells}, groupings) + crossed
-        axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
+        weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
+        levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
         one_way = [MarginalQuery((name,)) for name in schema.names]
         oracle.prepare(one_way + [c.query for c in levels + candidates])  # every exact answer in one scan
 
         first = one_way + [c.query for c in levels]
         released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, [1.0] * len(first)))))
         total = estimate_total(released)  # every histogram of the first pass (levels too) estimates N
+        if o.compress_threshold > 0:  # post-processing of the 1-ways; the coarser answers derive from the scan's
+            groupings = [g if column.hierarchy else compress(g, m.values, m.sigma, o.compress_threshold)
+                         for column, g, m in zip(schema, groupings, released)]
+            prepared = {_shape_key(c) for c in candidates}  # compression never adds a candidate the scan skipped
+            levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
+            candidates = [c for c in candidates if _shape_key(c) in prepared]
+        sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
+        axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
         observations = [_one_way_observation(j, m, groupings[j], device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
@@ -171,6 +177,17 @@ def _lp_target(candidate: Candidate, measurement: NoisyMeasurement, total: float
     if grouping is not None and len(candidate.scope) == 1 and candidate.axes == (None,):
         values = np.bincount(np.asarray(grouping), weights=values)
     return Target(candidate.scope, values, candidate.axes)
+
+
+def _workload_candidates(schema: Schema, crosses: list[str], max_cells: int, groupings, weights: dict):
+    """(every hierarchy level's 1-way counts, the selectable candidates) over the columns' ``groupings``."""
+    levels, crossed = hierarchy_candidates(schema, crosses, max_cells, groupings, weights)
+    return levels, marginal_candidates(schema, weights, groupings) + crossed
+
+
+def _shape_key(candidate: Candidate) -> tuple:
+    """A candidate's scope and hierarchy levels (its numeric ranges aside)."""
+    return candidate.scope, tuple(None if a is None else max(a) + 1 for a in candidate.axes)
 
 
 def _checked_crosses(schema: Schema, crosses: list | None) -> list[str]:

@@ -11,6 +11,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...queries import MarginalQuery
 from ...schema import Schema
 
@@ -88,13 +90,22 @@ def coarse_groupings(schema: Schema, max_groups: int) -> list[tuple[int, ...] | 
     """Per column, a public merge of its ordered values into at most ``max_groups`` consecutive
     ranges (the null code keeps a group of its own) for marginals of two or more columns — or None
     for categorical columns, columns with a hierarchy (their levels are the coarser views) and
-    columns already that small. 1-way histograms stay at full resolution."""
+    columns already that small. Numeric ranges are equal-width over the column's [min, max] (a
+    bin joins the range holding its centre), so they are the ranges users bin by; ordinal columns
+    merge consecutive categories. 1-way histograms stay at full resolution."""
     out = []
     for column in schema:
         ordered = column.type.value != "categorical"
         if not ordered or column.hierarchy or column.n_values <= max_groups:
             out.append(None)
             continue
-        groups = [code * max_groups // column.n_values for code in range(column.n_values)]
-        out.append(tuple(groups + ([max_groups] if column.nullable else [])))
+        if column.type.is_discrete:
+            groups = np.arange(column.n_values) * max_groups // column.n_values
+        else:
+            edges = column.bin_edges
+            centres = (edges[:-1] + edges[1:]) / 2
+            width = (column.max - column.min) or 1.0
+            groups = np.clip(np.floor((centres - column.min) / width * max_groups), 0, max_groups - 1)
+        groups = np.unique(groups, return_inverse=True)[1]  # numbered 0..G−1, each used
+        out.append(tuple(int(g) for g in groups) + ((int(groups.max()) + 1,) if column.nullable else ()))
     return out
