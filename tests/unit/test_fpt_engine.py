@@ -12,7 +12,7 @@ import pytest
 from spark_synth.engines import LocalTaskRunner, get_engine
 from spark_synth.engines.fpt import FptModel
 from spark_synth.engines.fpt.compression import compress
-from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings
+from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings, first_shares
 from spark_synth.errors import ParameterError, SchemaError
 from spark_synth.measure import answer_frame
 from spark_synth.oracle import oracle_over_frame
@@ -150,6 +150,33 @@ def test_compressed_model_has_small_domains_refines_back_and_scans_once():
     assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
     without = get_engine("fpt", rounds_per_column=2.0, iterations=20, final_iterations=50, compress_threshold=0)
     assert exact_fit(without, schema, frame).sizes == (40, 16)
+
+
+def test_first_pass_split_minimises_the_summed_l1_error_of_the_histograms():
+    cells_per_histogram = [2, 17, 916]
+    shares = np.array(first_shares(cells_per_histogram))
+    shares /= shares.sum()
+    cells_array = np.array(cells_per_histogram, dtype=float)
+
+    def summed_error(rho):  # expected L1 error of a histogram ∝ cells · σ ∝ cells / √ρ
+        return float((cells_array / np.sqrt(rho)).sum())
+
+    best = summed_error(shares)
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # every other split of the same total does worse
+        other = shares * np.exp(rng.normal(scale=0.3, size=3))
+        assert summed_error(other / other.sum()) > best
+    assert summed_error(np.full(3, 1 / 3)) > 1.2 * best
+
+
+def test_first_pass_charges_follow_the_split():
+    schema, frame = _correlated(n=2000)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    engine = get_engine("fpt", rounds_per_column=1.0, iterations=5, final_iterations=5, one_way_share=0.3)
+    engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    first = [e.rho for e in privacy_filter.report().measurements[:3]]  # a, b: 4 cells; c: 3 cells
+    assert first == pytest.approx(list(0.3 * privacy_filter.rho_total * np.array([4, 4, 3]) ** (2 / 3)
+                                       / (2 * 4 ** (2 / 3) + 3 ** (2 / 3))), rel=1e-9)
 
 
 def test_state_round_trip_samples_the_same_rows():

@@ -20,7 +20,7 @@ class FptConfig:
     max_marginal_cells: int = 10_000
     max_model_cells: int = 2_000_000
     rounds_per_column: float = 4.0
-    one_way_share: float = 0.1
+    one_way_share: float = 0.2
     compress_threshold: float = 3.0
     select_share: float = 0.1
     iterations: int = 60

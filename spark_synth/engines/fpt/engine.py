@@ -36,7 +36,7 @@ from . import lp
 from .graphical import JunctionTree
 from .lp import Target
 from .model import FptModel
-from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, hierarchy_candidates,
+from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, first_shares, hierarchy_candidates,
                        marginal_candidates, marginal_workload)
 
 
@@ -83,7 +83,8 @@ class FptEngine(Engine):
         oracle.prepare(one_way + [c.query for c in levels + candidates])  # every exact answer in one scan
 
         first = one_way + [c.query for c in levels]
-        released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, [1.0] * len(first)))))
+        first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
+        released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, first_shares(first_cells)))))
         total = estimate_total(released)  # every histogram of the first pass (levels too) estimates N
         if o.compress_threshold > 0:  # post-processing of the 1-ways; the coarser answers derive from the scan's
             groupings = [g if column.hierarchy else compress(g, m.values, m.sigma, o.compress_threshold)
