@@ -22,6 +22,8 @@ _LAZY_ATTRIBUTES = {
     "SpliceModel": "spark_synth.engines.splice:SpliceModel",
     "FptEngine": "spark_synth.engines.fpt:FptEngine",
     "FptModel": "spark_synth.engines.fpt:FptModel",
+    "DgmEngine": "spark_synth.engines.dgm:DgmEngine",
+    "DgmModel": "spark_synth.engines.dgm:DgmModel",
 }
 
 
@@ -118,6 +120,7 @@ def register_engine(cls: type[Engine] | str, target: str | None = None):
 register_engine(IndependentEngine)
 register_engine("splice", "spark_synth.engines.splice:SpliceEngine")
 register_engine("fpt", "spark_synth.engines.fpt:FptEngine")
+register_engine("dgm", "spark_synth.engines.dgm:DgmEngine")
 
 
 def get_engine(name: str, **options) -> Engine:

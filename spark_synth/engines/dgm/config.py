@@ -1,0 +1,63 @@
+"""DGM's options (a frozen, keyword-only dataclass validated at construction)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...errors import ParameterError
+
+VALIDATORS = ("dp", "none")
+ACCEPTANCE = ("ratio", "threshold")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DgmConfig:
+    """Options of the ``dgm`` engine (see docs/dgm.md)."""
+
+    partitions: list | None = None
+    n_partitions: int | None = None
+    engines: str | list | None = None
+    engine_options: dict | list | None = None
+    validator: str = "dp"
+    association_share: float = 0.1
+    validator_share: float = 0.15
+    validator_pairs: int | None = None
+    join_multiplier: int = 3
+    max_rounds: int = 100
+    patience: int = 3
+    keep_fraction: float = 0.1
+    acceptance: str = "ratio"
+
+    def __post_init__(self) -> None:
+        if (self.partitions is None) == (self.n_partitions is None):
+            raise ParameterError("dgm.partitions", "given (a list of column lists) or n_partitions given instead, not both",
+                                 {"partitions": self.partitions, "n_partitions": self.n_partitions})
+        if self.partitions is not None and (not isinstance(self.partitions, list) or len(self.partitions) < 2 or not all(
+                isinstance(p, list) and p and all(isinstance(c, str) for c in p) for p in self.partitions)):
+            raise ParameterError("dgm.partitions", "a list of at least two non-empty lists of column names", self.partitions)
+        if self.n_partitions is not None and (isinstance(self.n_partitions, bool) or not isinstance(self.n_partitions, int)
+                                              or self.n_partitions < 2):
+            raise ParameterError("dgm.n_partitions", "a whole number >= 2", self.n_partitions)
+        if self.validator not in VALIDATORS:
+            raise ParameterError("dgm.validator", f"one of {list(VALIDATORS)}", self.validator)
+        if self.acceptance not in ACCEPTANCE:
+            raise ParameterError("dgm.acceptance", f"one of {list(ACCEPTANCE)}", self.acceptance)
+        for name in ("association_share", "validator_share", "keep_fraction"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1):
+                raise ParameterError(f"dgm.{name}", "a number in (0, 1)", value)
+        for name, low in (("join_multiplier", 1), ("max_rounds", 1), ("patience", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ParameterError(f"dgm.{name}", f"a whole number >= {low}", value)
+        if self.validator_pairs is not None and (isinstance(self.validator_pairs, bool) or not isinstance(self.validator_pairs, int)
+                                                 or self.validator_pairs < 1):
+            raise ParameterError("dgm.validator_pairs", "a whole number >= 1 (or null: chosen from the column count)",
+                                 self.validator_pairs)
+        if self.validator == "none" and self.validator_pairs is not None:
+            raise ParameterError("dgm.validator_pairs", "null when validator=none (nothing is validated)", self.validator_pairs)
+        spent = (self.association_share if self.n_partitions else 0.0) + (self.validator_share if self.validator == "dp" else 0.0)
+        if not spent < 0.9 or not math.isfinite(spent):
+            raise ParameterError("dgm.validator_share", "small enough that association + validator shares stay below 0.9",
+                                 self.validator_share)

@@ -1,0 +1,135 @@
+"""DGM engine: disjoint column partitions, one model each, joined by an end-to-end DP validator.
+
+SELECT   the partitions: the user's (checked), or ``n_partitions`` groups from noisy 2-way
+         associations (``association_share`` of ρ; the grouping is post-processing);
+MEASURE  each partition's engine talks to a child oracle holding its share of ρ (∝ its columns;
+         sequential composition — every partition sees every row); the DP validator
+         (``validator_share``) privately selects the cross-partition pairs the random join gets
+         most wrong (exponential mechanism against the partition models' own marginals) and
+         measures them;
+FIT      each partition's engine fits from its own noisy answers; the validator is a log
+         density-ratio score built from the noisy pair marginals (:mod:`.validator`);
+GENERATE partition pieces drawn independently, joined at random and kept by the validator's score
+         (:mod:`.join`), on the executors (post-processing).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ...errors import ParameterError
+from ...privacy import split_rho
+from ...queries import MarginalQuery
+from ...schema import Schema
+from ..base import Engine, MeasurementOracle, TaskRunner
+from ..fpt.workload import cells, coarse_groupings
+from .config import DgmConfig
+from .join import JoinSettings, assemble
+from .model import DgmModel, sub_schema
+from .partitions import association, checked_partitions, grouped_by_association
+from .validator import PairRatioValidator
+
+#: Numeric ranges per column in the association and validator pair marginals.
+PAIR_GROUPS = 8
+#: Pair marginals larger than this are not measured for the association or the validator.
+MAX_PAIR_CELLS = 10_000
+#: Rows drawn from each partition model to estimate its marginals (post-processing).
+MARGINAL_DRAWS = 20_000
+#: Share of each validator pair's ρ spent selecting it.
+SELECT_SHARE = 0.1
+DEFAULT_ENGINE = "fpt"
+
+
+class DgmEngine(Engine):
+    """Disjoint generative models with a DP validator join."""
+
+    name = "dgm"
+    model_class = DgmModel
+    config_class = DgmConfig
+
+    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> DgmModel:
+        o = self.options
+        n_partitions = len(o.partitions) if o.partitions is not None else o.n_partitions
+        if n_partitions > len(schema):
+            raise ParameterError("dgm.n_partitions", f"at most the number of columns ({len(schema)})", n_partitions)
+        engines = self._partition_engines(n_partitions)  # every option checked before anything is spent
+        partitions = checked_partitions(schema, o.partitions) if o.partitions is not None else None
+        rho = oracle.rho_total
+        groupings = coarse_groupings(schema, PAIR_GROUPS)
+        if partitions is None:
+            partitions = self._associated_partitions(schema, oracle.child(o.association_share * rho, "association"),
+                                                     groupings, n_partitions)
+        validator_rho = o.validator_share * rho if o.validator == "dp" else 0.0
+        shares = split_rho(oracle.rho_remaining - validator_rho, [len(p) for p in partitions])
+        children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares)]
+        models = [engine.fit(sub_schema(schema, p), child, tasks) for engine, p, child in zip(engines, partitions, children)]
+        validator = None
+        if o.validator == "dp":
+            validator = self._validator(schema, oracle.child(oracle.rho_remaining, "validator"), partitions, models, groupings)
+        summary = {"partitions": [[schema.names[j] for j in p] for p in partitions], "engines": [e.name for e in engines],
+                   "partition_rho": shares, "validator": o.validator, "validator_rho": validator_rho,
+                   "validator_pairs": [] if validator is None else [[schema.names[i], schema.names[j]] for i, j in validator.pairs]}
+        settings = JoinSettings(o.join_multiplier, o.max_rounds, o.patience, o.keep_fraction, o.acceptance)
+        return DgmModel(len(schema), partitions, [e.name for e in engines], models, validator, settings, summary)
+
+    def _partition_engines(self, n_partitions: int) -> list[Engine]:
+        from .. import get_engine
+
+        o = self.options
+        names = o.engines if isinstance(o.engines, list) else [o.engines or DEFAULT_ENGINE] * n_partitions
+        options = o.engine_options if isinstance(o.engine_options, list) else [o.engine_options or {}] * n_partitions
+        for key, given in (("dgm.engines", names), ("dgm.engine_options", options)):
+            if len(given) != n_partitions:
+                raise ParameterError(key, f"one entry per partition ({n_partitions}), or a single one for all", given)
+        if "dgm" in names:
+            raise ParameterError("dgm.engines", "engines other than dgm (partitions are not split again)", names)
+        if not all(isinstance(x, dict) for x in options):
+            raise ParameterError("dgm.engine_options", "a mapping of option -> value (or a list of them)", options)
+        return [get_engine(name, **opts) for name, opts in zip(names, options)]
+
+    def _associated_partitions(self, schema: Schema, oracle: MeasurementOracle, groupings, n_partitions: int):
+        """Columns grouped by Cramér's V of noisy 2-way marginals (ρ split evenly over the pairs)."""
+        pairs = [p for p in itertools.combinations(range(len(schema)), 2) if cells(schema, p, groupings) <= MAX_PAIR_CELLS]
+        strength = {}
+        if pairs:
+            queries = [_pair_query(schema, p, groupings) for p in pairs]
+            released = oracle.measure_many(list(zip(queries, split_rho(oracle.rho_remaining, [1.0] * len(queries)))))
+            strength = {p: association(m.values) for p, m in zip(pairs, released)}
+        return grouped_by_association(len(schema), strength, n_partitions)
+
+    def _validator(self, schema: Schema, oracle: MeasurementOracle, partitions, models, groupings) -> PairRatioValidator | None:
+        """Select (exponential mechanism) and measure the cross-partition pairs whose random-join answer
+        is worst, against marginals estimated from draws of the partition models."""
+        home = {j: k for k, p in enumerate(partitions) for j in p}
+        pairs = [p for p in itertools.combinations(range(len(schema)), 2)
+                 if home[p[0]] != home[p[1]] and cells(schema, p, groupings) <= MAX_PAIR_CELLS]
+        if not pairs:
+            return None
+        total = float(np.mean([m.estimated_rows for m in models]))
+        grouping = {j: _grouping_array(schema, j, groupings) for j in range(len(schema))}
+        rng = np.random.default_rng(0)  # modelling randomness: draws from the fitted partition models
+        joined = assemble([model.sample_codes(MARGINAL_DRAWS, rng) for model in models], partitions, len(schema))
+        marginal = {j: np.bincount(grouping[j][joined[:, j]], minlength=int(grouping[j].max()) + 1) / MARGINAL_DRAWS
+                    for j in range(len(schema))}
+        n_measured = min(len(pairs), self.options.validator_pairs or len(schema))
+        queries = {p: _pair_query(schema, p, groupings) for p in pairs}
+        oracle.prepare(list(queries.values()))
+        chosen, measured, remaining = [], [], list(pairs)
+        for r in split_rho(oracle.rho_remaining, [1.0] * n_measured):
+            select_rho, measure_rho = split_rho(r, [SELECT_SHARE, 1.0 - SELECT_SHARE])
+            answers = [total * np.outer(marginal[i], marginal[j]) for i, j in remaining]
+            query = oracle.select([queries[p] for p in remaining], "weighted_l1", answers, select_rho)
+            chosen.append(remaining.pop([queries[p] for p in remaining].index(query)))
+            measured.append(oracle.measure(query, measure_rho))
+        return PairRatioValidator.fit(chosen, grouping, [m.values for m in measured], [m.sigma for m in measured], total,
+                                      joined, marginal)
+
+
+def _grouping_array(schema: Schema, j: int, groupings) -> np.ndarray:
+    return np.arange(schema.columns[j].size) if groupings[j] is None else np.asarray(groupings[j], dtype=np.int64)
+
+
+def _pair_query(schema: Schema, pair, groupings) -> MarginalQuery:
+    return MarginalQuery(tuple(schema.names[j] for j in pair), groupings=tuple(groupings[j] for j in pair))

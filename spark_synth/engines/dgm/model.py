@@ -1,0 +1,69 @@
+"""The fitted DGM model: one fitted model per column partition, joined by the validator when sampled."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+
+from ...errors import InternalError
+from ...schema import Schema
+from ..base import FittedModel
+from .join import JoinSettings, validator_join
+from .validator import PairRatioValidator
+
+
+def sub_schema(schema: Schema, columns) -> Schema:
+    """The public schema of one partition (its columns in schema order)."""
+    kept = tuple(schema.columns[j] for j in columns)
+    target = schema.target if schema.target in {c.name for c in kept} else None
+    return Schema(kept, name=schema.name, target=target, task=schema.task if target else None)
+
+
+class DgmModel(FittedModel):
+    """Partitions (column indices), each with its engine's fitted model; the DP validator (or None:
+    random join) and the join settings. Sampling joins independently drawn partition samples."""
+
+    engine = "dgm"
+
+    def __init__(self, n_columns: int, partitions, engines, models, validator: PairRatioValidator | None,
+                 settings: JoinSettings, summary: dict | None = None):
+        self.n_columns = int(n_columns)
+        self.partitions = [tuple(int(j) for j in p) for p in partitions]
+        self.engines = list(engines)
+        self.models = list(models)
+        self.validator = validator
+        self.settings = settings
+        self._summary = dict(summary or {})
+        if len(self.models) != len(self.partitions) or sorted(j for p in self.partitions for j in p) != list(range(self.n_columns)):
+            raise InternalError("DGM model: partitions must be disjoint, cover every column and have one model each")
+
+    def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
+        return self.sample_joined(n_rows, rng)[0]
+
+    def sample_joined(self, n_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        """``n_rows`` code rows and how many of them the validator did not accept (random joins)."""
+        return validator_join(lambda p, m: self.models[p].sample_codes(m, rng), self.partitions, self.n_columns, n_rows,
+                              None if self.validator is None else self.validator.score, self.settings, rng)
+
+    def fit_summary(self) -> dict:
+        return dict(self._summary)
+
+    def to_state(self) -> dict:
+        return {"n_columns": self.n_columns, "partitions": [list(p) for p in self.partitions], "engines": self.engines,
+                "models": [m.to_state() for m in self.models],
+                "validator": None if self.validator is None else self.validator.to_state(),
+                "join": asdict(self.settings),
+                "summary": self._summary}
+
+    @classmethod
+    def from_state(cls, state: dict, schema: Schema) -> "DgmModel":
+        from .. import model_class  # the registry (partition engines are loaded as needed)
+
+        if state["n_columns"] != len(schema):
+            raise InternalError("saved dgm model does not match its schema's columns")
+        models = [model_class(name).from_state(s, sub_schema(schema, p))
+                  for name, s, p in zip(state["engines"], state["models"], state["partitions"])]
+        validator = None if state["validator"] is None else PairRatioValidator.from_state(state["validator"])
+        return cls(state["n_columns"], state["partitions"], state["engines"], models, validator,
+                   JoinSettings(**state["join"]), state.get("summary"))

@@ -1,0 +1,173 @@
+"""The dgm engine: partitions, budget shares, the DP validator and the join (pandas oracle, no Spark)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from spark_synth.engines import LocalTaskRunner, get_engine
+from spark_synth.engines.dgm import DgmModel
+from spark_synth.engines.dgm.join import JoinSettings, validator_join
+from spark_synth.engines.dgm.partitions import association, grouped_by_association
+from spark_synth.errors import ParameterError
+from spark_synth.measure import answer_frame
+from spark_synth.oracle import oracle_over_frame
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+from spark_synth.queries import MarginalQuery
+from spark_synth.schema import decode_codes, schema_from_dict
+
+
+def _linked(n=6000, seed=0):
+    """a–b and c–d strongly linked (b ≈ a, d ≈ c); a–c linked more weakly; the rest noise."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n)
+    b = np.where(rng.random(n) < 0.9, a, rng.integers(0, 4, n))
+    c = np.where(rng.random(n) < 0.6, a % 3, rng.integers(0, 3, n))
+    d = np.where(rng.random(n) < 0.9, c, rng.integers(0, 3, n))
+    schema = schema_from_dict({"columns": [
+        {"name": "a", "type": "categorical", "categories": [0, 1, 2, 3], "nullable": False},
+        {"name": "b", "type": "categorical", "categories": [0, 1, 2, 3], "nullable": False},
+        {"name": "c", "type": "categorical", "categories": [0, 1, 2], "nullable": False},
+        {"name": "d", "type": "categorical", "categories": [0, 1, 2], "nullable": False}]})
+    return schema, pd.DataFrame({"a": a, "b": b, "c": c, "d": d})
+
+
+def _fit(schema, frame, epsilon=1.0, **options):
+    privacy_filter = PrivacyFilter(PrivacyBudget(epsilon, 1e-9))
+    engine = get_engine("dgm", **options)
+    model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    return model, privacy_filter
+
+
+def _pair_tvd(schema, frame, synthetic, pair):
+    query = MarginalQuery(pair)
+    real, synth = (answer_frame(f, schema, [query])[0].astype(float) for f in (frame, synthetic))
+    return 0.5 * np.abs(real / real.sum() - synth / synth.sum()).sum()
+
+
+@pytest.mark.parametrize("partitions, fragment", [
+    ([["a", "b"], ["c", "x"]], "unknown: ['x']"),
+    ([["a", "b"], ["b", "c", "d"]], "in more than one partition: ['b']"),
+    ([["a", "b"], ["c"]], "not in any partition: ['d']"),
+])
+def test_partitions_must_be_disjoint_cover_and_name_columns(partitions, fragment):
+    schema, frame = _linked(200)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    with pytest.raises(ParameterError, match=r"dgm\.partitions.*" + fragment.replace("[", r"\[").replace("]", r"\]")):
+        get_engine("dgm", partitions=partitions, engines="independent").fit(
+            schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    assert privacy_filter.rho_remaining == privacy_filter.rho_total  # nothing spent
+
+
+@pytest.mark.parametrize("options, name", [
+    ({}, "dgm.partitions"),
+    ({"partitions": [["a"], ["b"]], "n_partitions": 2}, "dgm.partitions"),
+    ({"partitions": [["a", "b", "c", "d"]]}, "dgm.partitions"),
+    ({"n_partitions": 1}, "dgm.n_partitions"),
+    ({"n_partitions": 2, "validator": "forest"}, "dgm.validator"),
+    ({"n_partitions": 2, "acceptance": "top"}, "dgm.acceptance"),
+    ({"n_partitions": 2, "validator_share": 1.5}, "dgm.validator_share"),
+    ({"n_partitions": 2, "join_multiplier": 0}, "dgm.join_multiplier"),
+])
+def test_bad_options_name_the_option(options, name):
+    with pytest.raises(ParameterError, match=name.replace(".", r"\.")):
+        get_engine("dgm", **options)
+
+
+@pytest.mark.parametrize("options, name", [
+    ({"n_partitions": 9}, "dgm.n_partitions"),
+    ({"n_partitions": 2, "engines": ["independent"] * 3}, "dgm.engines"),
+    ({"n_partitions": 2, "engines": "dgm"}, "dgm.engines"),
+    ({"n_partitions": 2, "engines": "independent", "engine_options": {"steps": 3}}, "independent option"),
+    ({"n_partitions": 2, "engines": "fpt", "engine_options": {"max_way": 7}}, "fpt.max_way"),
+])
+def test_partition_engine_problems_are_refused_before_anything_is_spent(options, name):
+    schema, frame = _linked(200)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    with pytest.raises(ParameterError, match=name.replace(".", r"\.")):
+        get_engine("dgm", **options).fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    assert privacy_filter.report().entries == ()
+
+
+def test_association_grouping_keeps_linked_columns_together():
+    assert association(np.diag([50.0, 60.0, 70.0])) == pytest.approx(1.0)
+    assert association(np.full((3, 4), 25.0)) == pytest.approx(0.0)
+    strength = {(0, 1): 0.9, (2, 3): 0.8, (0, 2): 0.3, (1, 3): 0.1, (4, 5): 0.7}
+    assert grouped_by_association(6, strength, 3) == [(0, 1), (2, 3), (4, 5)]
+    # no merge of two pairs fits ⌈6/2⌉ columns: then the strongest link wins over balance
+    assert grouped_by_association(6, strength, 2) == [(0, 1, 2, 3), (4, 5)]
+    assert grouped_by_association(5, {(0, 1): 0.9, (2, 3): 0.8, (1, 4): 0.5}, 2) == [(0, 1, 4), (2, 3)]
+    schema, frame = _linked()
+    model, _ = _fit(schema, frame, n_partitions=2, engines="independent", validator="none")
+    assert model.partitions == [(0, 1), (2, 3)]  # from noisy associations only
+
+
+def test_budget_shares_are_reported_per_partition_and_sum_to_the_total():
+    schema, frame = _linked(3000)
+    model, privacy_filter = _fit(schema, frame, partitions=[["a"], ["b", "c", "d"]], engines="independent")
+    report = privacy_filter.report()
+    assert math.isclose(report.rho_spent, privacy_filter.rho_total, rel_tol=1e-9)
+    by_scope = {}
+    for entry in report.entries:
+        by_scope[entry.scope] = by_scope.get(entry.scope, 0.0) + entry.rho
+    rho = privacy_filter.rho_total
+    assert set(by_scope) == {"partition1", "partition2", "validator"}
+    assert by_scope["validator"] == pytest.approx(0.15 * rho, rel=1e-9)
+    assert by_scope["partition1"] == pytest.approx(0.85 * rho / 4, rel=1e-9)  # ∝ its one column of four
+    assert by_scope["partition2"] == pytest.approx(0.85 * rho * 3 / 4, rel=1e-9)
+    summary = model.fit_summary()
+    assert summary["partitions"] == [["a"], ["b", "c", "d"]] and summary["partition_rho"] == pytest.approx(
+        [by_scope["partition1"], by_scope["partition2"]], rel=1e-9)
+    selections = [e for e in report.entries if e.kind == "selection"]
+    assert len(selections) == len(summary["validator_pairs"]) == 3  # a is crossed with b, c, d
+
+
+def test_the_dp_validator_recovers_cross_partition_dependence_the_random_join_loses():
+    schema, frame = _linked(8000)
+    partitions = [["a", "c"], ["b", "d"]]  # splits both strong links: the join has everything to restore
+    results = {}
+    for validator in ("none", "dp"):
+        model, _ = _fit(schema, frame, epsilon=2.0, partitions=partitions, engines="fpt", validator=validator,
+                        engine_options={"iterations": 20, "final_iterations": 50})
+        rng = np.random.default_rng(3)
+        synthetic = decode_codes(model.sample_codes(8000, rng), schema, rng)
+        results[validator] = _pair_tvd(schema, frame, synthetic, ("a", "b")) + _pair_tvd(schema, frame, synthetic, ("c", "d"))
+    assert results["none"] > 0.8  # independent halves: (a, b) and (c, d) TVD ≈ 0.5 each
+    assert results["dp"] < 0.5 * results["none"]
+
+
+def test_join_returns_exactly_the_rows_asked_and_is_reproducible_per_seed():
+    def draw(rng):
+        return lambda p, m: rng.integers(0, 3, size=(m, 1))
+
+    score = lambda rows: (rows[:, 0] == rows[:, 1]).astype(float) * 4.0 - 2.0  # noqa: E731  likes equal pairs
+    settings = JoinSettings(multiplier=3, max_rounds=100, patience=3, keep_fraction=0.1)
+    outputs = []
+    for _ in range(2):
+        rng = np.random.default_rng(11)
+        rows, filled = validator_join(draw(rng), [(0,), (1,)], 2, 1000, score, settings, rng)
+        outputs.append(rows)
+        assert rows.shape == (1000, 2) and 0 <= filled < 1000
+    assert np.array_equal(outputs[0], outputs[1])
+    assert (outputs[0][:, 0] == outputs[0][:, 1]).mean() > 0.6  # a random join would give 1/3
+    rows, filled = validator_join(draw(np.random.default_rng(1)), [(0,), (1,)], 2, 500, lambda r: np.full(len(r), -50.0),
+                                  JoinSettings(max_rounds=5, patience=2, acceptance="threshold"), np.random.default_rng(2))
+    assert rows.shape == (500, 2) and filled == 0  # θ is the first round's top-10 % score: ties at it are kept
+    rows, filled = validator_join(draw(np.random.default_rng(1)), [(0,), (1,)], 2, 500,
+                                  lambda r: np.where(np.arange(len(r)) < 5, 1.0, -50.0), JoinSettings(max_rounds=4, patience=2,
+                                                                                                      keep_fraction=0.001,
+                                                                                                      acceptance="threshold"),
+                                  np.random.default_rng(2))
+    assert rows.shape == (500, 2) and filled > 0  # few accepted: the rest are random joins, and counted
+
+
+def test_state_round_trip_samples_the_same_rows():
+    schema, frame = _linked(2000)
+    model, _ = _fit(schema, frame, partitions=[["a", "b"], ["c", "d"]], engines=["independent", "fpt"],
+                    engine_options=[{}, {"iterations": 5, "final_iterations": 5}])
+    again = DgmModel.from_state(model.to_state(), schema)
+    assert np.array_equal(model.sample_codes(300, np.random.default_rng(4)), again.sample_codes(300, np.random.default_rng(4)))
+    assert again.fit_summary() == model.fit_summary() and again.engines == ["independent", "fpt"]
