@@ -154,6 +154,23 @@ class Engine(ABC):
         """The engine's full configuration (for tracking)."""
         return asdict(self.options)
 
+    # An engine may split fit() in two, so a caller can measure on the driver and fit elsewhere
+    # (DGM fits its partitions as parallel executor tasks): measure() makes every oracle call and
+    # returns a picklable value of noisy answers and public facts; fit_measurements() turns it into
+    # the model without the oracle (post-processing). fit() is then their composition.
+    def measure(self, schema: Schema, oracle: MeasurementOracle) -> Any:
+        """Every measurement the fit needs (engines that split their fit override this)."""
+        raise NotImplementedError(f"engine {self.name!r} does not split its fit")
+
+    def fit_measurements(self, schema: Schema, measured: Any) -> FittedModel:
+        """The model from :meth:`measure`'s output alone (post-processing)."""
+        raise NotImplementedError(f"engine {self.name!r} does not split its fit")
+
+    @classmethod
+    def splits_fit(cls) -> bool:
+        """Whether :meth:`measure` and :meth:`fit_measurements` are implemented."""
+        return cls.measure is not Engine.measure and cls.fit_measurements is not Engine.fit_measurements
+
 
 __all__ = ["Engine", "FittedModel", "MeasurementOracle", "TaskRunner", "LocalTaskRunner", "NoOptions", "task_seeds",
            "SCORE_KINDS", "NoisyMeasurement", "Query", "MarginalQuery", "MomentQuery"]

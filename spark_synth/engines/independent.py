@@ -53,9 +53,12 @@ class IndependentEngine(Engine):
     model_class = IndependentModel
 
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> IndependentModel:
+        return self.fit_measurements(schema, self.measure(schema, oracle))
+
+    def measure(self, schema: Schema, oracle: MeasurementOracle) -> list[NoisyMeasurement]:
+        """Every column's 1-way histogram, ρ split evenly."""
         queries = one_way_queries(schema)
-        rhos = split_rho(oracle.rho_remaining, [1.0] * len(queries))
-        return self.fit_measurements(schema, oracle.measure_many(list(zip(queries, rhos))))
+        return oracle.measure_many(list(zip(queries, split_rho(oracle.rho_remaining, [1.0] * len(queries)))))
 
     def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> IndependentModel:
         """The model from noisy 1-way histograms (post-processing)."""

@@ -62,12 +62,16 @@ class DgmEngine(Engine):
             partitions = self._associated_partitions(schema, oracle.child(o.association_share * rho, "association"),
                                                      groupings, n_partitions)
         validator_rho = o.validator_share * rho if o.validator == "dp" else 0.0
-        shares = split_rho(oracle.rho_remaining - validator_rho, [len(p) for p in partitions])
-        children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares)]
-        models = [engine.fit(sub_schema(schema, p), child, tasks) for engine, p, child in zip(engines, partitions, children)]
+        left = oracle.rho_remaining
+        weights = [(left - validator_rho) * len(p) / len(schema) for p in partitions] + ([validator_rho] if validator_rho else [])
+        shares = split_rho(left, weights)  # one split of what is left: the children never add up to more
+        children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares[: len(partitions)])]
+        models = _fit_partitions(schema, engines, partitions, children, tasks)
         validator = None
         if o.validator == "dp":
-            validator = self._validator(schema, oracle.child(oracle.rho_remaining, "validator"), partitions, models, groupings)
+            validator_rho = shares[-1]
+            validator = self._validator(schema, oracle.child(validator_rho, "validator"), partitions, models, groupings)
+        shares = shares[: len(partitions)]
         summary = {"partitions": [[schema.names[j] for j in p] for p in partitions], "engines": [e.name for e in engines],
                    "partition_rho": shares, "validator": o.validator, "validator_rho": validator_rho,
                    "validator_pairs": [] if validator is None else [[schema.names[i], schema.names[j]] for i, j in validator.pairs]}
@@ -125,6 +129,27 @@ class DgmEngine(Engine):
             measured.append(oracle.measure(query, measure_rho))
         return PairRatioValidator.fit(chosen, grouping, [m.values for m in measured], [m.sigma for m in measured], total,
                                       joined, marginal)
+
+
+def _fit_partitions(schema: Schema, engines, partitions, children, tasks: TaskRunner) -> list:
+    """Measure every partition on the driver (through its child oracle), then fit the engines that
+    split their fit as parallel tasks (on the executors under Spark); the others fit on the driver."""
+    jobs, models = {}, {}
+    for k, (engine, p, child) in enumerate(zip(engines, partitions, children)):
+        part = sub_schema(schema, p)
+        if engine.splits_fit():
+            jobs[k] = (engine, part, engine.measure(part, child))
+        else:
+            models[k] = engine.fit(part, child, tasks)
+    fitted = tasks.map(_fit_measured, list(jobs.values()))
+    models.update(zip(jobs, fitted))
+    return [models[k] for k in range(len(partitions))]
+
+
+def _fit_measured(job, seed: int):
+    """One partition's fit from its noisy measurements (a task: post-processing only)."""
+    engine, schema, measured = job
+    return engine.fit_measurements(schema, measured)
 
 
 def _grouping_array(schema: Schema, j: int, groupings) -> np.ndarray:

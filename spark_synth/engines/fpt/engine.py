@@ -18,7 +18,8 @@ GENERATE exact top-down sampling from the junction tree, on the executors (post-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -57,18 +58,33 @@ class FptEngine(Engine):
     config_class = FptConfig
 
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> FptModel:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(self.options.cpu_threads)
-        try:
-            return self._fit_lp(schema, oracle) if self.options.mode == "lp" else self._fit_pmw(schema, oracle)
-        finally:
-            torch.set_num_threads(threads)
+        return self.fit_measurements(schema, self.measure(schema, oracle))
+
+    def measure(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
+        """Every measurement (PMW: the whole select–measure–refit loop, which needs the model between
+        rounds); what :meth:`fit_measurements` needs, noisy values and public facts only."""
+        with _torch_threads(self.options.cpu_threads):
+            return self._measure_lp(schema, oracle) if self.options.mode == "lp" else self._measure_pmw(schema, oracle)
+
+    def fit_measurements(self, schema: Schema, measured: "Measured") -> FptModel:
+        """The final fit from the measurements (post-processing: PMW's final refit, or the LP)."""
+        with _torch_threads(self.options.cpu_threads):
+            if measured.lp_targets is not None:
+                return self._solve_lp(schema, measured)
+            device = self._device()
+            observations = [ob.to(device) for ob in measured.observations]
+            tree = JunctionTree(measured.sizes, [ob.scope for ob in observations])
+            fitter = MirrorDescent(tree, measured.total, device, measured.potentials)
+            fitter.step = measured.step
+            fitter.fit(observations, self.options.final_iterations)
+            return FptModel([c.size for c in schema], measured.sizes, fitter.potentials(), measured.total,
+                            measured.refinements, summary=measured.summary)
 
     def _device(self):
         choice = self.options.device
         return torch.device("cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu")
 
-    def _fit_pmw(self, schema: Schema, oracle: MeasurementOracle) -> FptModel:
+    def _measure_pmw(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
         o, device = self.options, self._device()
         rho = oracle.rho_total
         groupings = coarse_groupings(schema, o.numeric_groups)  # public: the model works on these groups
@@ -137,15 +153,15 @@ class FptEngine(Engine):
             after = project(total * model.marginal(candidate.scope), axes[id(candidate)]).cpu().numpy()
             if o.anneal and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * after.size:
                 rho_round *= 4.0  # σ halves: the model stopped learning at this noise level
-        fitter.fit(observations, o.final_iterations)
         self.width_, self.largest_bag_ = tree.width, tree.largest_bag_cells
         summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_]}
-        return FptModel([c.size for c in schema], sizes, fitter.potentials(), total, refinements, summary=summary)
+        return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
+                        potentials=fitter.potentials(), step=fitter.step)
 
 
-    def _fit_lp(self, schema: Schema, oracle: MeasurementOracle) -> FptModel:
-        """Measure the whole workload once (ρ split evenly), then solve the minimax LP (:mod:`.lp`)."""
+    def _measure_lp(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
+        """Measure the whole workload once (ρ split evenly) for the minimax LP (:mod:`.lp`)."""
         o = self.options
         groupings = coarse_groupings(schema, o.numeric_groups)
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
@@ -163,12 +179,39 @@ class FptEngine(Engine):
         refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
                        for j, m in enumerate(released[: len(one_way)]) if groupings[j] is not None}
         targets = [_lp_target(c, m, total, groupings[c.scope[0]]) for c, m in zip(measured, released)]
-        solution = lp.solve(sizes, targets, o.lp_max_iterations)
+        return Measured(sizes, total, refinements, {"measured": [c.query.name for c in measured]}, lp_targets=targets)
+
+    def _solve_lp(self, schema: Schema, measured: "Measured") -> FptModel:
+        solution = lp.solve(measured.sizes, measured.lp_targets, self.options.lp_max_iterations)
         summary = {"mode": "lp", "lp_iterations": solution.iterations, "lp_converged": solution.converged,
-                   "lp_max_error": solution.max_error, "support_points": len(solution.points),
-                   "measured": [c.query.name for c in measured]}
-        return FptModel([c.size for c in schema], sizes, {}, total, refinements, support=solution.points,
-                        weights=solution.weights, summary=summary)
+                   "lp_max_error": solution.max_error, "support_points": len(solution.points), **measured.summary}
+        return FptModel([c.size for c in schema], measured.sizes, {}, measured.total, measured.refinements,
+                        support=solution.points, weights=solution.weights, summary=summary)
+
+
+@dataclass
+class Measured:
+    """What FPT's final fit needs: the model's sizes, the DP row estimate, the refinements, public
+    facts of the loop, and PMW's noisy observations and warm start — or the LP's targets."""
+
+    sizes: list
+    total: float
+    refinements: dict
+    summary: dict
+    observations: list = field(default_factory=list)
+    potentials: dict = field(default_factory=dict)
+    step: float | None = None
+    lp_targets: list | None = None
+
+
+@contextmanager
+def _torch_threads(n: int):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _lp_target(candidate: Candidate, measurement: NoisyMeasurement, total: float, grouping) -> Target:

@@ -43,6 +43,13 @@ class Observation:
         """A·counts: sum codes into their groups along each grouped axis."""
         return project(counts, self.groupings)
 
+    def to(self, device) -> "Observation":
+        """The same observation with its tensors on ``device``."""
+        def moved(t):
+            return t.to(device) if isinstance(t, torch.Tensor) else t
+
+        return Observation(self.scope, moved(self.values), moved(self.sigma), tuple(moved(g) for g in self.groupings))
+
     def adjoint(self, residual: torch.Tensor) -> torch.Tensor:
         """Aᵀ·residual: spread each group's value back to its codes."""
         for axis, groups in enumerate(self.groupings):
