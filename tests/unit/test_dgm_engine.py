@@ -63,7 +63,6 @@ def test_partitions_must_be_disjoint_cover_and_name_columns(partitions, fragment
 
 
 @pytest.mark.parametrize("options, name", [
-    ({}, "dgm.partitions"),
     ({"partitions": [["a"], ["b"]], "n_partitions": 2}, "dgm.partitions"),
     ({"partitions": [["a", "b", "c", "d"]]}, "dgm.partitions"),
     ({"n_partitions": 1}, "dgm.n_partitions"),

@@ -13,7 +13,8 @@ ACCEPTANCE = ("ratio", "threshold")
 
 @dataclass(frozen=True, kw_only=True)
 class DgmConfig:
-    """Options of the ``dgm`` engine (see docs/dgm.md)."""
+    """Options of the ``dgm`` engine (see docs/dgm.md). Without ``partitions``, columns are grouped
+    into ``n_partitions`` (2 when not given) by DP associations."""
 
     partitions: list | None = None
     n_partitions: int | None = None
@@ -30,8 +31,8 @@ class DgmConfig:
     acceptance: str = "ratio"
 
     def __post_init__(self) -> None:
-        if (self.partitions is None) == (self.n_partitions is None):
-            raise ParameterError("dgm.partitions", "given (a list of column lists) or n_partitions given instead, not both",
+        if self.partitions is not None and self.n_partitions is not None:
+            raise ParameterError("dgm.partitions", "left out when n_partitions is given (give one of the two)",
                                  {"partitions": self.partitions, "n_partitions": self.n_partitions})
         if self.partitions is not None and (not isinstance(self.partitions, list) or len(self.partitions) < 2 or not all(
                 isinstance(p, list) and p and all(isinstance(c, str) for c in p) for p in self.partitions)):
@@ -57,7 +58,11 @@ class DgmConfig:
                                  self.validator_pairs)
         if self.validator == "none" and self.validator_pairs is not None:
             raise ParameterError("dgm.validator_pairs", "null when validator=none (nothing is validated)", self.validator_pairs)
-        spent = (self.association_share if self.n_partitions else 0.0) + (self.validator_share if self.validator == "dp" else 0.0)
+        spent = (self.association_share if self.partitions is None else 0.0) + (self.validator_share if self.validator == "dp" else 0.0)
         if not spent < 0.9 or not math.isfinite(spent):
             raise ParameterError("dgm.validator_share", "small enough that association + validator shares stay below 0.9",
                                  self.validator_share)
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions) if self.partitions is not None else (self.n_partitions or 2)

@@ -51,7 +51,7 @@ class DgmEngine(Engine):
 
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> DgmModel:
         o = self.options
-        n_partitions = len(o.partitions) if o.partitions is not None else o.n_partitions
+        n_partitions = o.partition_count
         if n_partitions > len(schema):
             raise ParameterError("dgm.n_partitions", f"at most the number of columns ({len(schema)})", n_partitions)
         engines = self._partition_engines(n_partitions)  # every option checked before anything is spent
