@@ -52,20 +52,22 @@ def peer_scores(readme: Path) -> dict[tuple[str, str], dict[str, float]]:
     return out
 
 
-def run_once(dataset: str, index: int, out_dir: Path, options: list[str]) -> dict:
-    """One harness run of ``spark-synth run --engine fpt``; its summary plus wall seconds and peak RSS."""
+def run_once(dataset: str, index: int, out_dir: Path, options: list[str], engine: str = "fpt", label: str | None = None) -> dict:
+    """One harness run of ``spark-synth run --engine ENGINE``; its summary plus wall seconds, peak RSS
+    and the synthetic file's path."""
     cli = shlex.quote(str(Path(sys.executable).with_name("spark-synth")))
     extra = " ".join(f"--engine-option {shlex.quote(o)}" for o in options)
-    template = (f"{cli} run --input {{train_csv}} --schema {{schema}} --engine fpt --epsilon {{epsilon}} "
+    template = (f"{cli} run --input {{train_csv}} --schema {{schema}} --engine {engine} --epsilon {{epsilon}} "
                 f"--delta {{delta}} --rows {{rows}} --output {{output}} --no-mlflow {extra}")
-    out = out_dir / f"{dataset}_fpt_{index}.json"
+    out = out_dir / f"{dataset}_{label or engine}_{index}.json"
     subprocess.run([sys.executable, str(SHARED / "bench" / "harness.py"), "run", "--dataset", str(SHARED / "data" / dataset),
                     "--epsilon", "1", "--delta", "1e-9", "--out", str(out), "--cmd", template], check=False, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
     result = json.loads(out.read_text())
     if result["run"]["status"] != "ok":
         raise SystemExit(f"{dataset} run {index} failed: {result['run']}")
-    return {**result["summary"], "wall_s": result["run"]["wall_s"], "peak_rss_mb": result["run"]["peak_rss_mb"]}
+    return {**result["summary"], "wall_s": result["run"]["wall_s"], "peak_rss_mb": result["run"]["peak_rss_mb"],
+            "synthetic": result["synthetic"]["path"]}
 
 
 def interval(values: list[float]) -> tuple[float, float, float]:

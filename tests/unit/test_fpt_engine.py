@@ -11,7 +11,7 @@ import pytest
 
 from spark_synth.engines import LocalTaskRunner, get_engine
 from spark_synth.engines.fpt import FptModel
-from spark_synth.engines.fpt.compression import compress
+from spark_synth.engines.fpt.compression import compress, refine
 from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings, first_shares
 from spark_synth.errors import ParameterError, SchemaError
 from spark_synth.measure import answer_frame
@@ -130,6 +130,40 @@ def test_compression_merges_the_groups_whose_noisy_count_is_below_the_threshold(
     assert compress(None, np.array([500.0, 3.0, 900.0]), sigma=10.0, threshold=3.0) is None  # one weak code: nothing to merge
 
 
+def test_refinement_splits_the_ranges_that_hold_much_of_the_data():
+    counts = np.array([300.0, 310.0, 290.0, 305.0, 5.0, -3.0, 2.0, 1.0, 40.0])  # two ranges of four, then null
+    grouping = (0, 0, 0, 0, 1, 1, 1, 1, 2)
+    assert refine(grouping, counts, target=600.0) == (0, 0, 1, 1, 2, 2, 2, 2, 3)  # 1205 rows: two runs of ~600
+    assert refine(grouping, counts, target=250.0) == (0, 1, 2, 3, 4, 4, 4, 4, 5)
+    assert refine(grouping, counts, target=2000.0) == (0, 0, 0, 0, 1, 1, 1, 1, 2)  # nothing dense enough
+    assert refine((0, 0, 0, 1), np.array([700.0, 100.0, 100.0, 5.0]), target=600.0) == (0, 0, 0, 1)  # thin remainder joins
+    assert refine(None, counts, 10.0) is None
+
+
+def test_refined_model_resolves_a_dense_range_in_one_scan():
+    rng = np.random.default_rng(6)
+    n = 6000
+    x = np.where(rng.random(n) < 0.8, rng.integers(0, 20, n), rng.integers(20, 320, n))  # 80 % in the first range
+    y = (x % 20 >= 10).astype(int)  # depends on x INSIDE the first range of 20
+    schema = schema_from_dict({"columns": [
+        {"name": "x", "type": "integer", "min": 0, "max": 319, "nullable": False},
+        {"name": "y", "type": "categorical", "categories": [0, 1], "nullable": False}]})
+    frame = pd.DataFrame({"x": x, "y": y})
+    clock = {}
+    for refine_dense in (False, True):
+        privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+        engine = get_engine("fpt", rounds_per_column=2.0, iterations=30, final_iterations=100, refine_dense=refine_dense)
+        model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter, timings=clock), LocalTaskRunner())
+        synthetic = _sample(model, schema, 20_000)
+        first = synthetic["x"].astype(int) < 20
+        agree = ((synthetic["x"].astype(int) % 20 >= 10) == (synthetic["y"].astype(int) == 1))[first].mean()
+        if refine_dense:
+            assert agree > 0.8  # x's first range was split: y follows x inside it
+        else:
+            assert agree < 0.6  # one range: inside it x and y are independent
+    assert clock["scans"] == 2  # one per fit: the refined marginals were summed from the scan's answers
+
+
 def test_compressed_model_has_small_domains_refines_back_and_scans_once():
     rng = np.random.default_rng(5)
     n = 4000
@@ -142,8 +176,11 @@ def test_compressed_model_has_small_domains_refines_back_and_scans_once():
     engine = get_engine("fpt", rounds_per_column=2.0, iterations=20, final_iterations=50)
     model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter, timings=clock), LocalTaskRunner())
     assert clock["scans"] == 1  # the compressed marginals were summed from the scan's finer answers
-    assert model.sizes[0] == 6 and model.sizes[1] < 16  # 5 used categories + one merged; x's empty ranges merged
     assert set(model.refinements) == {0, 1}
+    k_groups = np.asarray(model.refinements[0][0])
+    assert len(set(k_groups[:5])) == 5  # the 5 used categories keep their own groups ...
+    assert np.bincount(k_groups[5:]).max() >= 30  # ... the 35 empty ones merge (a few may pass 3σ by noise)
+    assert model.sizes[0] <= 10 and model.sizes[1] < 16  # and x's empty ranges merge too
     synthetic = _sample(model, schema, 20_000)
     assert _pair_tvd(schema, frame, synthetic, ("k",)) < 0.05
     assert (synthetic["x"].astype(int) // 20 == synthetic["k"].astype(int)).mean() > 0.8  # the pair's structure kept

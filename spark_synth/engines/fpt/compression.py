@@ -23,3 +23,34 @@ def compress(grouping, noisy_counts: np.ndarray, sigma: float, threshold: float)
         return None if grouping is None else tuple(int(g) for g in grouping)
     new_id = np.where(supported, np.cumsum(supported) - 1, np.count_nonzero(supported))
     return tuple(int(g) for g in new_id[base])
+
+
+def refine(grouping, noisy_counts: np.ndarray, target: float) -> tuple[int, ...] | None:
+    """Split each group of ``grouping`` (consecutive public ranges of an ordered column) whose noisy
+    count is above ``target`` into runs of consecutive codes holding about ``target`` each, so a
+    range that holds much of the data is modelled at a finer resolution (where its counts are far
+    above the noise). Groups are renumbered in code order; a code outside every range (the null
+    code) keeps its group."""
+    if grouping is None:
+        return None
+    base = np.asarray(grouping, dtype=np.int64)
+    counts = np.clip(np.asarray(noisy_counts, dtype=np.float64), 0.0, None)
+    out, label = np.empty_like(base), -1
+    for group in range(int(base.max()) + 1):
+        codes = np.flatnonzero(base == group)
+        runs, current, held = [], [], 0.0
+        for code in codes:
+            current.append(code)
+            held += counts[code]
+            if held >= target:
+                runs.append(current)
+                current, held = [], 0.0
+        if current:
+            if runs and held < target / 2:
+                runs[-1].extend(current)  # a thin remainder joins the run before it
+            else:
+                runs.append(current)
+        for run in runs:
+            label += 1
+            out[run] = label
+    return tuple(int(g) for g in out)

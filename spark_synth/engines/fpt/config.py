@@ -22,6 +22,7 @@ class FptConfig:
     rounds_per_column: float = 4.0
     one_way_share: float = 0.2
     compress_threshold: float = 3.0
+    refine_dense: bool = False
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300

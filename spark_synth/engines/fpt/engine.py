@@ -30,7 +30,7 @@ from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..postprocess import estimate_total, probabilities_from_counts
-from .compression import compress
+from .compression import compress, refine
 from .config import FptConfig
 from .estimation import MirrorDescent, Observation, project
 from . import lp
@@ -96,16 +96,22 @@ class FptEngine(Engine):
         weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
         levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
         one_way = [MarginalQuery((name,)) for name in schema.names]
-        oracle.prepare(one_way + [c.query for c in levels + candidates])  # every exact answer in one scan
+        # every exact answer in one scan, at full resolution where a column is in ranges: the ranges
+        # chosen after the first releases (refined, compressed) are sums of these (MarginalQuery.coarsen)
+        oracle.prepare(one_way + [c.query for c in levels] + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
 
         first = one_way + [c.query for c in levels]
         first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
         released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, first_shares(first_cells)))))
         total = estimate_total(released)  # every histogram of the first pass (levels too) estimates N
-        if o.compress_threshold > 0:  # post-processing of the 1-ways; the coarser answers derive from the scan's
+        # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
+        if o.refine_dense:
+            groupings = [refine(g, m.values, total / o.numeric_groups) for g, m in zip(groupings, released)]
+        if o.compress_threshold > 0:
             groupings = [g if column.hierarchy else compress(g, m.values, m.sigma, o.compress_threshold)
                          for column, g, m in zip(schema, groupings, released)]
-            prepared = {_shape_key(c) for c in candidates}  # compression never adds a candidate the scan skipped
+        if o.refine_dense or o.compress_threshold > 0:
+            prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
             candidates = [c for c in candidates if _shape_key(c) in prepared]
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
@@ -227,6 +233,14 @@ def _workload_candidates(schema: Schema, crosses: list[str], max_cells: int, gro
     """(every hierarchy level's 1-way counts, the selectable candidates) over the columns' ``groupings``."""
     levels, crossed = hierarchy_candidates(schema, crosses, max_cells, groupings, weights)
     return levels, marginal_candidates(schema, weights, groupings) + crossed
+
+
+def _at_full_resolution(query: MarginalQuery, schema: Schema, groupings) -> MarginalQuery:
+    """``query`` with the public ranges of its ordered columns undone (hierarchy levels kept)."""
+    if query.groupings is None:
+        return query
+    kept = tuple(None if groupings[schema.names.index(c)] is not None else g for c, g in zip(query.columns, query.groupings))
+    return MarginalQuery(query.columns, groupings=kept)
 
 
 def _shape_key(candidate: Candidate) -> tuple:

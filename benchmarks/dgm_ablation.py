@@ -1,0 +1,99 @@
+"""DGM ablation on the shared yardstick (../shared/bench), ε = 1, δ = 1e-9: the base engine on the
+whole table vs DGM with a random join vs DGM with the DP validator join.
+
+Partitions are public and seeded (columns shuffled with seed k, cut into k near-equal groups), so
+every variant splits the same way. Each run goes end to end through ``spark-synth run`` by the
+harness; the table gives the mean and 90 % t-interval over ``--runs`` runs of: 2-way TVD over the
+column pairs that cross partitions (what the join must restore), all-pairs 2-way and 3-way TVD,
+TSTR, the harness's DCR share (rows closer to train than to test; 0.5 is ideal) and wall seconds.
+"recovered" is (random − dp) / (random − base) on cross-partition 2-way TVD.
+
+    python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
+        [--runs 5] [--engine fpt] [--out-dir /tmp/dgm_bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fpt_vs_peers import SHARED, interval, run_once  # noqa: E402
+
+sys.path.insert(0, str(SHARED / "bench"))
+import harness  # noqa: E402
+
+
+def random_partitions(names: list[str], k: int) -> list[list[str]]:
+    """k near-equal groups of the columns, shuffled with seed k (public, data-independent)."""
+    order = np.random.default_rng(k).permutation(len(names))
+    return [[names[i] for i in sorted(group)] for group in np.array_split(order, k)]
+
+
+def cross_partition_tvd(dataset: str, synthetic: str, partitions: list[list[str]]) -> float:
+    """Mean 2-way TVD (harness binning) over column pairs in different partitions."""
+    schema = harness.Schema(SHARED / "data" / f"{dataset}.schema.json")
+    real = harness.code_table(harness.read_table(harness.prepare_split(str(SHARED / "data" / f"{dataset}.csv"), schema)["train_csv"]), schema)
+    synth = harness.code_table(harness.read_table(synthetic), schema)
+    home = {c: k for k, part in enumerate(partitions) for c in part}
+    values = []
+    for pair in itertools.combinations(schema.names, 2):
+        if home[pair[0]] != home[pair[1]]:
+            key, size = harness._joint(real, schema, pair)
+            values.append(harness._tvd_keys(key, harness._joint(synth, schema, pair)[0], size))
+    return float(np.mean(values))
+
+
+METRICS = [("cross_2way", "cross 2-way TVD"), ("tvd_2way", "2-way TVD"), ("tvd_3way", "3-way TVD"), ("tstr_best", "TSTR best"),
+           ("dcr_share_closer_to_train", "DCR share"), ("wall_s", "wall s")]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=["adult", "bank_marketing", "credit_default"])
+    parser.add_argument("--partitions", nargs="+", type=int, default=[2, 3, 4])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--engine", default="fpt")
+    parser.add_argument("--out-dir", default="/tmp/dgm_bench")
+    args = parser.parse_args(argv)
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print("| dataset | k | variant | " + " | ".join(title for _, title in METRICS) + " | recovered |")
+    print("|---|---|---|" + "---|" * (len(METRICS) + 1))
+    for dataset in args.datasets:
+        names = list(json.loads((SHARED / "data" / f"{dataset}.schema.json").read_text())["columns"])
+        names = [c["name"] for c in names]
+        base = [run_once(dataset, i, out_dir, [], args.engine) for i in range(args.runs)]
+        for k in args.partitions:
+            partitions = random_partitions(names, k)
+            option = f"partitions={json.dumps(partitions)}"
+            rows = {"base": base}
+            for variant in ("none", "dp"):
+                rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}"], "dgm",
+                                          f"dgm{k}_{variant}") for i in range(args.runs)]
+            means = {}
+            for variant, runs in rows.items():
+                for r in runs:
+                    r["cross_2way"] = cross_partition_tvd(dataset, r["synthetic"], partitions)
+                cells = []
+                for key, _ in METRICS:
+                    mean, low, high = interval([r[key] for r in runs if r.get(key) is not None])
+                    means[(variant, key)] = mean
+                    cells.append(f"{mean:.4g} [{low:.4g}, {high:.4g}]" if args.runs > 1 else f"{mean:.4g}")
+                recovered = ""
+                if variant == "dp":
+                    lost = means[("none", "cross_2way")] - means[("base", "cross_2way")]
+                    recovered = f"{(means[('none', 'cross_2way')] - means[('dp', 'cross_2way')]) / lost:.2f}" if lost > 0 else "–"
+                label = {"base": f"{args.engine} whole table", "none": "dgm random join", "dp": "dgm DP validator"}[variant]
+                print(f"| {dataset} | {k} | {label} | " + " | ".join(cells) + f" | {recovered} |")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
