@@ -70,6 +70,7 @@ def test_partitions_must_be_disjoint_cover_and_name_columns(partitions, fragment
     ({"n_partitions": 2, "acceptance": "top"}, "dgm.acceptance"),
     ({"n_partitions": 2, "validator_share": 1.5}, "dgm.validator_share"),
     ({"n_partitions": 2, "join_multiplier": 0}, "dgm.join_multiplier"),
+    ({"n_partitions": 2, "candidates_per_row": 0}, "dgm.candidates_per_row"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):
@@ -143,7 +144,7 @@ def test_join_returns_exactly_the_rows_asked_and_is_reproducible_per_seed():
         return lambda p, m: rng.integers(0, 3, size=(m, 1))
 
     score = lambda rows: (rows[:, 0] == rows[:, 1]).astype(float) * 4.0 - 2.0  # noqa: E731  likes equal pairs
-    settings = JoinSettings(multiplier=3, max_rounds=100, patience=3, keep_fraction=0.1)
+    settings = JoinSettings(multiplier=3, max_rounds=100, patience=3, keep_fraction=0.1, acceptance="ratio")
     outputs = []
     for _ in range(2):
         rng = np.random.default_rng(11)
@@ -161,6 +162,25 @@ def test_join_returns_exactly_the_rows_asked_and_is_reproducible_per_seed():
                                                                                                       acceptance="threshold"),
                                   np.random.default_rng(2))
     assert rows.shape == (500, 2) and filled > 0  # few accepted: the rest are random joins, and counted
+
+
+def test_resampling_join_picks_each_row_among_its_candidates_by_score():
+    def draw(rng):
+        return lambda p, m: rng.integers(0, 3, size=(m, 1))
+
+    score = lambda rows: np.where(rows[:, 0] == rows[:, 1], 3.0, 0.0)  # noqa: E731  ratio e³ ≈ 20 for equal pairs
+    outputs = []
+    for _ in range(2):
+        rng = np.random.default_rng(5)
+        rows, filled = validator_join(draw(rng), [(0,), (1,)], 2, 5000, score, JoinSettings(candidates_per_row=50), rng)
+        assert rows.shape == (5000, 2) and filled == 0
+        outputs.append(rows)
+    assert np.array_equal(outputs[0], outputs[1])
+    # target ∝ p_join · e^s: P(equal) = e³/3 / (e³/3 + 2/3) ≈ 0.91; 50 candidates get close to it
+    assert 0.85 < (outputs[0][:, 0] == outputs[0][:, 1]).mean() < 0.95
+    rng = np.random.default_rng(5)
+    one, _ = validator_join(draw(rng), [(0,), (1,)], 2, 5000, score, JoinSettings(candidates_per_row=1), rng)
+    assert abs((one[:, 0] == one[:, 1]).mean() - 1 / 3) < 0.03  # one candidate: the random join
 
 
 def test_state_round_trip_samples_the_same_rows():

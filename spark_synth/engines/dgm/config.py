@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ...errors import ParameterError
 
 VALIDATORS = ("dp", "none")
-ACCEPTANCE = ("ratio", "threshold")
+ACCEPTANCE = ("resample", "ratio", "threshold")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +28,8 @@ class DgmConfig:
     max_rounds: int = 100
     patience: int = 3
     keep_fraction: float = 0.1
-    acceptance: str = "ratio"
+    acceptance: str = "resample"
+    candidates_per_row: int = 50
 
     def __post_init__(self) -> None:
         if self.partitions is not None and self.n_partitions is not None:
@@ -48,7 +49,7 @@ class DgmConfig:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1):
                 raise ParameterError(f"dgm.{name}", "a number in (0, 1)", value)
-        for name, low in (("join_multiplier", 1), ("max_rounds", 1), ("patience", 1)):
+        for name, low in (("join_multiplier", 1), ("max_rounds", 1), ("patience", 1), ("candidates_per_row", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"dgm.{name}", f"a whole number >= {low}", value)

@@ -36,7 +36,7 @@ PAIR_GROUPS = 8
 #: Pair marginals larger than this are not measured for the association or the validator.
 MAX_PAIR_CELLS = 10_000
 #: Rows drawn from each partition model to estimate its marginals (post-processing).
-MARGINAL_DRAWS = 20_000
+MARGINAL_DRAWS = 100_000
 #: Share of each validator pair's ρ spent selecting it.
 SELECT_SHARE = 0.1
 DEFAULT_ENGINE = "fpt"
@@ -75,7 +75,7 @@ class DgmEngine(Engine):
         summary = {"partitions": [[schema.names[j] for j in p] for p in partitions], "engines": [e.name for e in engines],
                    "partition_rho": shares, "validator": o.validator, "validator_rho": validator_rho,
                    "validator_pairs": [] if validator is None else [[schema.names[i], schema.names[j]] for i, j in validator.pairs]}
-        settings = JoinSettings(o.join_multiplier, o.max_rounds, o.patience, o.keep_fraction, o.acceptance)
+        settings = JoinSettings(o.join_multiplier, o.max_rounds, o.patience, o.keep_fraction, o.acceptance, o.candidates_per_row)
         return DgmModel(len(schema), partitions, [e.name for e in engines], models, validator, settings, summary)
 
     def _partition_engines(self, n_partitions: int) -> list[Engine]:

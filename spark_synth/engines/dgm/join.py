@@ -1,16 +1,16 @@
 """The validator join: random concatenations of partition pieces, kept by the validator's score.
 
-Rounds, as in the DGM paper's reference code: pieces drawn from each partition's model are
-concatenated at random into ``multiplier`` × (rows still missing, at least 1024) candidate rows, the validator
-scores them, and accepted candidates become output rows; a round that accepts nothing counts
-against ``patience``. ``acceptance="threshold"`` (the paper) keeps candidates scoring ≥ θ, set
-once from the first round to the score its top ``keep_fraction`` reach. ``"ratio"`` (default) keeps
-each with probability exp(s − θ), θ the first round's highest score — rejection sampling by the
-estimated density ratio exp(s), which moves joined rows towards the real joint rather than
-towards its mode (exact while no later score exceeds θ; those are kept with probability 1). Each
-round draws fresh pieces (the reference reshuffles the rejected ones; the pool they leave is no
-longer a sample of the partition models, which would bias what later rounds accept). Rows still
-missing when the rounds end are random joins, counted in ``filled``.
+``acceptance="resample"`` (default): every output row is picked among ``candidates_per_row`` random
+joins with probability ∝ exp(s) (sampling–importance–resampling towards the validator's estimate of
+the real joint). The two others follow the DGM paper's rounds: pieces drawn from each partition's
+model are concatenated at random into ``multiplier`` × (rows still missing, at least 1024)
+candidate rows, the validator scores them, accepted candidates become output rows; a round that
+accepts nothing counts against ``patience``. θ is set once, from the first round, to the score its
+top ``keep_fraction`` reach; ``"threshold"`` (the paper) keeps candidates scoring ≥ θ, ``"ratio"``
+keeps each with probability min(1, exp(s − θ)) (rejection sampling, truncated at θ). Each round draws
+fresh pieces: the reference reshuffles the rejected ones, but that pool is no longer a sample of the
+partition models and biases what later rounds accept. Rows still missing when the rounds end are
+random joins, counted in ``filled``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,18 @@ import numpy as np
 MIN_BATCH = 1024
 
 
+#: Rows joined at a time by the resampling join (bounds its memory: rows × candidates × columns codes).
+RESAMPLE_BLOCK = 2048
+
+
 @dataclass(frozen=True)
 class JoinSettings:
     multiplier: int = 3
     max_rounds: int = 100
     patience: int = 3
     keep_fraction: float = 0.1
-    acceptance: str = "ratio"
+    acceptance: str = "resample"
+    candidates_per_row: int = 50
 
 
 def assemble(pieces: Sequence[np.ndarray], partitions: Sequence[tuple[int, ...]], n_columns: int) -> np.ndarray:
@@ -50,6 +55,8 @@ def validator_join(draw: Callable[[int, int], np.ndarray], partitions: Sequence[
     parts = range(len(partitions))
     if score is None:
         return assemble([draw(p, n_rows) for p in parts], partitions, n_columns), 0
+    if settings.acceptance == "resample":
+        return resample_join(draw, partitions, n_columns, n_rows, score, settings.candidates_per_row, rng), 0
     accepted, need, theta, idle = [], n_rows, None, 0
     for _ in range(settings.max_rounds):
         if need == 0:
@@ -57,11 +64,11 @@ def validator_join(draw: Callable[[int, int], np.ndarray], partitions: Sequence[
         batch = settings.multiplier * max(need, min(n_rows, MIN_BATCH))  # the last few rows still get a real chance
         candidates = assemble([draw(p, batch) for p in parts], partitions, n_columns)
         scores = score(candidates)
+        if theta is None:
+            theta = float(np.quantile(scores, 1.0 - settings.keep_fraction))
         if settings.acceptance == "threshold":
-            theta = float(np.quantile(scores, 1.0 - settings.keep_fraction)) if theta is None else theta
             keep = scores >= theta
         else:
-            theta = float(scores.max()) if theta is None else theta
             keep = rng.random(len(candidates)) < np.exp(np.minimum(scores - theta, 0.0))
         chosen = np.flatnonzero(keep)[:need]
         if len(chosen) == 0:
@@ -77,3 +84,20 @@ def validator_join(draw: Callable[[int, int], np.ndarray], partitions: Sequence[
         accepted.append(assemble([draw(p, need) for p in parts], partitions, n_columns))
     rows = np.concatenate(accepted)
     return rows[rng.permutation(len(rows))], filled
+
+
+def resample_join(draw, partitions, n_columns: int, n_rows: int, score, candidates: int, rng: np.random.Generator) -> np.ndarray:
+    """Each output row is one of ``candidates`` random joins, picked with probability ∝ exp(score)
+    (sampling–importance–resampling: as ``candidates`` grows the rows follow p_join·exp(s), the
+    validator's estimate of the real joint; every row gets its own candidates, so no candidate
+    with an extreme score can crowd the others out)."""
+    out = []
+    for start in range(0, n_rows, RESAMPLE_BLOCK):
+        size = min(RESAMPLE_BLOCK, n_rows - start)
+        pool = assemble([draw(p, size * candidates) for p in range(len(partitions))], partitions, n_columns)
+        scores = score(pool).reshape(size, candidates)
+        weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+        cumulative = np.cumsum(weights, axis=1)
+        pick = (cumulative < rng.random((size, 1)) * cumulative[:, -1:]).sum(axis=1)
+        out.append(pool.reshape(size, candidates, n_columns)[np.arange(size), np.minimum(pick, candidates - 1)])
+    return np.concatenate(out)
