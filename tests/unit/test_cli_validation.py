@@ -17,7 +17,7 @@ BASE = ["run", "--input", "x.csv", "--schema", "s.json", "--rows", "10", "--outp
         (["--epsilon", "-1", "--delta", "1e-9"], "'epsilon'"),
         (["--epsilon", "1", "--delta", "0"], "'delta' must be a number in the open interval (0, 1)"),
         (["--epsilon", "1", "--delta", "1"], "'delta'"),
-        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['fpt', 'independent', 'splice']"),
+        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['dgm', 'fpt', 'independent', 'splice']"),
     ],
 )
 def test_bad_parameters(extra, fragment, capsys, tmp_path, monkeypatch):
