@@ -144,7 +144,7 @@ def test_join_returns_exactly_the_rows_asked_and_is_reproducible_per_seed():
         return lambda p, m: rng.integers(0, 3, size=(m, 1))
 
     score = lambda rows: (rows[:, 0] == rows[:, 1]).astype(float) * 4.0 - 2.0  # noqa: E731  likes equal pairs
-    settings = JoinSettings(multiplier=3, max_rounds=100, patience=3, keep_fraction=0.1, acceptance="ratio")
+    settings = JoinSettings(join_multiplier=3, max_rounds=100, patience=3, keep_fraction=0.1, acceptance="ratio")
     outputs = []
     for _ in range(2):
         rng = np.random.default_rng(11)

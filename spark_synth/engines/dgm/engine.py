@@ -16,6 +16,7 @@ GENERATE partition pieces drawn independently, joined at random and kept by the 
 from __future__ import annotations
 
 import itertools
+from dataclasses import fields
 
 import numpy as np
 
@@ -61,21 +62,21 @@ class DgmEngine(Engine):
         if partitions is None:
             partitions = self._associated_partitions(schema, oracle.child(o.association_share * rho, "association"),
                                                      groupings, n_partitions)
-        validator_rho = o.validator_share * rho if o.validator == "dp" else 0.0
+        wanted_validator_rho = o.validator_share * rho if o.validator == "dp" else 0.0
         left = oracle.rho_remaining
-        weights = [(left - validator_rho) * len(p) / len(schema) for p in partitions] + ([validator_rho] if validator_rho else [])
-        shares = split_rho(left, weights)  # one split of what is left: the children never add up to more
-        children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares[: len(partitions)])]
+        weights = [(left - wanted_validator_rho) * len(p) / len(schema) for p in partitions]
+        # one split of what is left (the validator's share last): the children never add up to more
+        shares = split_rho(left, weights + ([wanted_validator_rho] if wanted_validator_rho else []))
+        validator_rho = shares.pop() if wanted_validator_rho else 0.0
+        children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares)]
         models = _fit_partitions(schema, engines, partitions, children, tasks)
         validator = None
-        if o.validator == "dp":
-            validator_rho = shares[-1]
+        if validator_rho:
             validator = self._validator(schema, oracle.child(validator_rho, "validator"), partitions, models, groupings)
-        shares = shares[: len(partitions)]
         summary = {"partitions": [[schema.names[j] for j in p] for p in partitions], "engines": [e.name for e in engines],
                    "partition_rho": shares, "validator": o.validator, "validator_rho": validator_rho,
                    "validator_pairs": [] if validator is None else [[schema.names[i], schema.names[j]] for i, j in validator.pairs]}
-        settings = JoinSettings(o.join_multiplier, o.max_rounds, o.patience, o.keep_fraction, o.acceptance, o.candidates_per_row)
+        settings = JoinSettings(**{f.name: getattr(o, f.name) for f in fields(JoinSettings)})
         return DgmModel(len(schema), partitions, [e.name for e in engines], models, validator, settings, summary)
 
     def _partition_engines(self, n_partitions: int) -> list[Engine]:
@@ -120,12 +121,13 @@ class DgmEngine(Engine):
         n_measured = min(len(pairs), self.options.validator_pairs or len(schema))
         queries = {p: _pair_query(schema, p, groupings) for p in pairs}
         oracle.prepare(list(queries.values()))
+        joined_answer = {(i, j): total * np.outer(marginal[i], marginal[j]) for i, j in pairs}  # the random join's
         chosen, measured, remaining = [], [], list(pairs)
         for r in split_rho(oracle.rho_remaining, [1.0] * n_measured):
             select_rho, measure_rho = split_rho(r, [SELECT_SHARE, 1.0 - SELECT_SHARE])
-            answers = [total * np.outer(marginal[i], marginal[j]) for i, j in remaining]
-            query = oracle.select([queries[p] for p in remaining], "weighted_l1", answers, select_rho)
-            chosen.append(remaining.pop([queries[p] for p in remaining].index(query)))
+            offered = [queries[p] for p in remaining]
+            query = oracle.select(offered, "weighted_l1", [joined_answer[p] for p in remaining], select_rho)
+            chosen.append(remaining.pop(offered.index(query)))
             measured.append(oracle.measure(query, measure_rho))
         return PairRatioValidator.fit(chosen, grouping, [m.values for m in measured], [m.sigma for m in measured], total,
                                       joined, marginal)

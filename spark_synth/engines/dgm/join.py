@@ -3,7 +3,7 @@
 ``acceptance="resample"`` (default): every output row is picked among ``candidates_per_row`` random
 joins with probability ∝ exp(s) (sampling–importance–resampling towards the validator's estimate of
 the real joint). The two others follow the DGM paper's rounds: pieces drawn from each partition's
-model are concatenated at random into ``multiplier`` × (rows still missing, at least 1024)
+model are concatenated at random into ``join_multiplier`` × (rows still missing, at least 1024)
 candidate rows, the validator scores them, accepted candidates become output rows; a round that
 accepts nothing counts against ``patience``. θ is set once, from the first round, to the score its
 top ``keep_fraction`` reach; ``"threshold"`` (the paper) keeps candidates scoring ≥ θ, ``"ratio"``
@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 
-#: Fewest candidates a round draws (per ``multiplier``), so the last missing rows are not left to patience.
+#: Fewest candidates a round draws (per ``join_multiplier``), so the last missing rows are not left to patience.
 MIN_BATCH = 1024
 
 
@@ -31,7 +31,9 @@ RESAMPLE_BLOCK = 2048
 
 @dataclass(frozen=True)
 class JoinSettings:
-    multiplier: int = 3
+    """The join options of :class:`~.config.DgmConfig` (same names), as the fitted model keeps them."""
+
+    join_multiplier: int = 3
     max_rounds: int = 100
     patience: int = 3
     keep_fraction: float = 0.1
@@ -61,7 +63,7 @@ def validator_join(draw: Callable[[int, int], np.ndarray], partitions: Sequence[
     for _ in range(settings.max_rounds):
         if need == 0:
             break
-        batch = settings.multiplier * max(need, min(n_rows, MIN_BATCH))  # the last few rows still get a real chance
+        batch = settings.join_multiplier * max(need, min(n_rows, MIN_BATCH))  # the last few rows still get a real chance
         candidates = assemble([draw(p, batch) for p in parts], partitions, n_columns)
         scores = score(candidates)
         if theta is None:
