@@ -130,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--run-id", required=True, help="the mlflow_run_id printed by `spark-synth fit` or `run`")
     rel.add_argument("--name", required=True, help="registered model name (catalog.schema.model in Unity Catalog)")
     budget_args(rel)
+    rel.add_argument("--allow-non-dp", action="store_true",
+                     help="release a fit that is NOT covered by the DP guarantee (e.g. dgm validator=real); "
+                          "without it such a fit is refused. The version is tagged spark_synth.dp=false")
     rel.add_argument("--metrics", default=None,
                      help="JSON file of evaluation metrics to tag the version with (eval_* run metrics are added anyway)")
 
@@ -267,7 +270,8 @@ def _dispatch(args: argparse.Namespace) -> dict:
         from .track.release import release
 
         return release(args.run_id, args.name, source=args.source_table, budget_cap=args.budget_cap,
-                       cap_delta=args.cap_delta, metrics=args.metrics, ledger_prefix=args.ledger_prefix)
+                       cap_delta=args.cap_delta, metrics=args.metrics, ledger_prefix=args.ledger_prefix,
+                       allow_non_dp=args.allow_non_dp)
     if args.command == "budget":
         from .track.release import budget
 

@@ -75,6 +75,8 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "delta": config.delta,
         "epsilon_spent": report.epsilon_spent,
         "rho_spent": report.rho_spent,
+        "dp_guarantee": report.dp_guarantee,
+        **_not_covered(report),
         "fit_id": report.fit_id,
         "rows": config.rows,
         "output": written,
@@ -118,7 +120,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
     report = synth.privacy_report_
     return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report.epsilon_spent,
-            "rho_spent": report.rho_spent, "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
+            "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_not_covered(report),
+            "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
             "ledger": tracker.charged}
 
@@ -270,3 +273,8 @@ def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schem
 def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema, dataset: str) -> dict:
     return {**_fit_params(synth, config.input, config.schema, schema, dataset),
             "rows": config.rows, "seed": config.seed, "output": config.output}
+
+
+def _not_covered(report) -> dict:
+    """The summary's note of uses of real rows outside the DP guarantee (opt-ins), when there are any."""
+    return {"not_covered_by_dp": [entry.name for entry in report.not_covered]} if report.not_covered else {}

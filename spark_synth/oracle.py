@@ -26,10 +26,15 @@ from .schema import Schema
 AnswerSource = Callable[[list], list]
 
 
+#: (n_rows, seed) → at most n_rows real rows as codes: the non-DP row access of explicit opt-ins.
+RowSampler = Callable[[int, int], np.ndarray]
+
+
 def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSource,
-                 timings: dict | None = None) -> MeasurementOracle:
+                 timings: dict | None = None, rows: RowSampler | None = None) -> MeasurementOracle:
     """An oracle over ``answer`` charged to ``privacy_filter``; ``timings`` (optional) accumulates
-    seconds spent in ``measure`` (scans), ``noise`` and the number of ``scans``."""
+    seconds spent in ``measure`` (scans), ``noise`` and the number of ``scans``; ``rows`` (optional)
+    serves :meth:`~MeasurementOracle.rows_not_covered_by_dp`, recorded in the report."""
     cache: dict = {}
     clock = timings if timings is not None else {}
 
@@ -60,10 +65,10 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
                         return derived
         return None
 
-    return _oracle_over(schema, privacy_filter, exact_answers, clock)
+    return _oracle_over(schema, privacy_filter, exact_answers, clock, rows)
 
 
-def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, clock: dict) -> MeasurementOracle:
+def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, clock: dict, rows: RowSampler | None) -> MeasurementOracle:
     def check_queries(queries, what: str) -> list[Query]:
         queries = list(queries)
         for q in queries:
@@ -135,7 +140,15 @@ def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, c
             return candidates[index]
 
         def child(self, rho: float, label: str) -> MeasurementOracle:
-            return _oracle_over(schema, privacy_filter.child(rho, label), exact_answers, clock)
+            return _oracle_over(schema, privacy_filter.child(rho, label), exact_answers, clock, rows)
+
+        def rows_not_covered_by_dp(self, n_rows: int, seed: int, purpose: str) -> np.ndarray:
+            if rows is None:
+                raise NotImplementedError("this oracle gives no access to rows")
+            if isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1:
+                raise ParameterError("n_rows", "a whole number >= 1", n_rows)
+            privacy_filter.record_not_covered(purpose, f"uniform sample of at most {n_rows} real rows (seed {seed})")
+            return rows(n_rows, seed)
 
         def __repr__(self) -> str:
             return f"MeasurementOracle(rho_total={self.rho_total!r}, rho_remaining={self.rho_remaining!r})"
@@ -157,6 +170,8 @@ def oracle_over_frame(frame, schema: Schema, privacy_filter: PrivacyFilter, poli
     """The same oracle over a pandas DataFrame (single-machine use, tests, benchmarks): exact
     answers by :func:`~spark_synth.measure.answer_frame`, noise and accounting as on Spark."""
     from .measure import answer_frame
+    from .measure.rows import sample_codes_frame
     from .schema import OutOfDomainPolicy
 
-    return build_oracle(schema, privacy_filter, lambda queries: answer_frame(frame, schema, queries, OutOfDomainPolicy(policy)), timings)
+    return build_oracle(schema, privacy_filter, lambda queries: answer_frame(frame, schema, queries, OutOfDomainPolicy(policy)), timings,
+                        rows=lambda n, seed: sample_codes_frame(frame, schema, n, seed, OutOfDomainPolicy(policy)))

@@ -16,6 +16,7 @@ from .config import check_policy, check_rows, check_seed
 from .engines import Engine, TaskRunner, get_engine, model_class
 from .errors import NotFittedError, ParameterError, UserInputError
 from .measure import answer_queries, check_structure
+from .measure.rows import sample_codes
 from .oracle import build_oracle
 from .privacy import PrivacyBudget, PrivacyFilter, PrivacyReport
 from .schema import Schema, load_schema, schema_from_dict
@@ -58,7 +59,8 @@ class Synthesizer:
             tasks = SparkTaskRunner(df.sparkSession)
         privacy_filter = PrivacyFilter(self._budget)
         clock: dict = {}
-        oracle = build_oracle(schema, privacy_filter, lambda queries: answer_queries(df, schema, queries, self._policy), clock)
+        oracle = build_oracle(schema, privacy_filter, lambda queries: answer_queries(df, schema, queries, self._policy), clock,
+                              rows=lambda n, seed: sample_codes(df, schema, n, seed, self._policy))
         started = time.perf_counter()
         model = self._engine.fit(schema, oracle, tasks)
         total = time.perf_counter() - started

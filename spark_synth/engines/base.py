@@ -76,6 +76,13 @@ class MeasurementOracle(ABC):
         """An oracle holding ``rho`` of this one's budget (reserved now); its calls are reported
         under this one, labelled ``label``."""
 
+    def rows_not_covered_by_dp(self, n_rows: int, seed: int, purpose: str) -> np.ndarray:
+        """At most ``n_rows`` real rows (uniform, seeded) as an (n, d) code matrix — NOT
+        differentially private. Only an explicit user opt-in may call it (e.g. DGM's
+        ``validator=real``): the report records ``purpose`` and states ``dp_guarantee: false``.
+        Oracles without row access refuse."""
+        raise NotImplementedError("this oracle gives no access to rows")
+
 
 def task_seeds(seed: int, n_tasks: int) -> list[int]:
     """Independent per-task seeds derived from one seed (the same under every runner)."""

@@ -5,7 +5,7 @@ from .budget import NEIGHBOURING_RELATION, PrivacyBudget
 from .conversions import epsilon_from_rho, rho_from_epsilon
 from .filter import PrivacyFilter, split_rho
 from .mechanisms import NoisyMeasurement, release_query, select_index
-from .report import MEASUREMENT, SELECTION, PrivacyReport, ReportEntry
+from .report import MEASUREMENT, NOT_COVERED, SELECTION, PrivacyReport, ReportEntry
 
 __all__ = [
     "PrivacyBudget",
@@ -20,5 +20,6 @@ __all__ = [
     "PrivacyReport",
     "ReportEntry",
     "MEASUREMENT",
+    "NOT_COVERED",
     "SELECTION",
 ]

@@ -14,7 +14,7 @@ import uuid
 
 from ..errors import BudgetExhausted, InternalError, ParameterError
 from .budget import PrivacyBudget
-from .report import PrivacyReport, ReportEntry
+from .report import NOT_COVERED, PrivacyReport, ReportEntry
 
 
 def check_rho(rho: object, what: str) -> float:
@@ -63,6 +63,12 @@ class PrivacyFilter:
         """Record an accounted call (its certified ρ), refusing one that overspends."""
         self.check(entry.rho, f"{entry.kind} {entry.name!r}")
         self._charged.append(entry.rho)
+        self._log.append(entry if not self.scope else _scoped(entry, self.scope))
+
+    def record_not_covered(self, name: str, description: str) -> None:
+        """Record (spending nothing) a use of private rows that the DP guarantee does not cover: the
+        report then says ``dp_guarantee: false`` and lists it. Only explicit opt-ins call this."""
+        entry = ReportEntry(kind=NOT_COVERED, name=name, query=description, mechanism="none (not differentially private)", rho=0.0)
         self._log.append(entry if not self.scope else _scoped(entry, self.scope))
 
     def child(self, rho: float, label: str) -> "PrivacyFilter":

@@ -16,6 +16,9 @@ from .conversions import epsilon_from_rho
 
 CONVERSION = "zCDP -> (epsilon, delta): Canonne, Kamath & Steinke 2020, Corollary 13"
 MEASUREMENT, SELECTION = "measurement", "selection"
+#: An entry kind for a use of private rows the DP guarantee does NOT cover (an opt-in, e.g. DGM's
+#: ``validator=real``): it spends no ρ, and a report holding one states ``dp_guarantee: false``.
+NOT_COVERED = "not_covered"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +74,16 @@ class PrivacyReport:
     def selections(self) -> tuple[ReportEntry, ...]:
         return tuple(e for e in self.entries if e.kind == SELECTION)
 
+    @property
+    def not_covered(self) -> tuple[ReportEntry, ...]:
+        """Uses of private rows outside the DP guarantee (opt-ins)."""
+        return tuple(e for e in self.entries if e.kind == NOT_COVERED)
+
+    @property
+    def dp_guarantee(self) -> bool:
+        """Whether the whole output is covered by the stated (ε, δ) guarantee."""
+        return not self.not_covered
+
     def to_dict(self) -> dict:
         return {
             "fit_id": self.fit_id,
@@ -81,6 +94,7 @@ class PrivacyReport:
             "rho_spent": self.rho_spent,
             "epsilon_spent": self.epsilon_spent,
             "conversion": self.conversion,
+            "dp_guarantee": self.dp_guarantee,
             "releases": [e.to_dict() for e in self.entries],
         }
 

@@ -18,6 +18,10 @@ from ..privacy import PrivacyReport
 EXPERIMENT = "spark-synth"
 #: Run tags: the fit a run holds (one per run), and its logged model's URI.
 FIT_ID_TAG = "spark_synth.fit_id"
+#: "true" when the whole fit is covered by the DP guarantee, "false" after an opt-in that is not.
+DP_TAG = "spark_synth.dp"
+#: What was not covered (the report's not_covered entries), on runs where DP_TAG is "false".
+NOT_COVERED_TAG = "spark_synth.not_covered_by_dp"
 MODEL_URI_TAG = "spark_synth.model_uri"
 #: Tags of an evaluation run: it is not private, and which fit run it evaluates.
 EVALUATION_TAG = "spark_synth.evaluation"
@@ -159,8 +163,11 @@ def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
         }
     )
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
-    mlflow.set_tags({"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation, "spark_synth.dp": "true",
-                     FIT_ID_TAG: privacy_report.fit_id})
+    tags = {"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation,
+            DP_TAG: "true" if privacy_report.dp_guarantee else "false", FIT_ID_TAG: privacy_report.fit_id}
+    if privacy_report.not_covered:  # an opt-in used real rows outside the guarantee: say which
+        tags[NOT_COVERED_TAG] = "; ".join(entry.name for entry in privacy_report.not_covered)
+    mlflow.set_tags(tags)
     mlflow.log_dict(privacy_report.to_dict(), "privacy_report.json")
 
 

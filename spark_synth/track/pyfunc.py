@@ -156,7 +156,8 @@ def privacy_metadata(report: PrivacyReport) -> dict:
         "n_measurements": len(report.measurements),
         "n_selections": len(report.selections),
         "covers": GUARANTEE_COVERS,
-        "not_covered": GUARANTEE_EXCLUDES,
+        "not_covered": GUARANTEE_EXCLUDES + "".join(f"; {e.name} (an opt-in: this fit is NOT covered)" for e in report.not_covered),
+        "dp_guarantee": report.dp_guarantee,
         "holds_only_dp_state": True,
         "sampling_spends_budget": False,
         "sampling_note": "the model holds only DP post-processed state: predict / sampling is post-processing and spends no privacy budget",
@@ -215,7 +216,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
                 metadata=model_metadata(synth, source),
             )
     tags = {TAG_MODEL_URI: info.model_uri, TAG_FIT_ID: synth.privacy_report_.fit_id, "spark_synth.engine": synth.engine,
-            "spark_synth.dp": "true"}
+            "spark_synth.dp": "true" if synth.privacy_report_.dp_guarantee else "false"}
     if source:
         tags[TAG_SOURCE] = source_key(source)
     mlflow.set_tags(tags)

@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
-from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, SELECTION, PrivacyReport, epsilon_from_rho
+from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, NOT_COVERED, SELECTION, PrivacyReport, epsilon_from_rho
 from .ledger import RELEASE, BudgetLedger
 from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
@@ -35,6 +35,7 @@ _REPORT_NUMBERS = ("epsilon_requested", "delta", "rho_requested", "rho_spent", "
 _ENTRY_FIELDS = ("name", "query", "mechanism", "rho")
 #: Each kind of entry and the noise scale it must state (> 0).
 _ENTRY_SCALE = {MEASUREMENT: "sigma", SELECTION: "scale"}
+#: Entries of this kind (opt-in uses of real rows outside the guarantee) state no scale and spend nothing.
 
 
 def check_privacy_report(report: object, where: str = "the run") -> PrivacyReport:
@@ -55,6 +56,10 @@ def check_privacy_report(report: object, where: str = "the run") -> PrivacyRepor
         else:
             for i, record in enumerate(releases):
                 kind = record.get("kind", MEASUREMENT) if isinstance(record, dict) else None
+                if kind == NOT_COVERED:
+                    if record.get("rho") != 0 or not record.get("name"):
+                        problems.append(f"entry {i} (not covered by DP) must name its use and spend rho 0")
+                    continue
                 scale = _ENTRY_SCALE.get(kind)
                 absent = [f for f in (*_ENTRY_FIELDS, scale) if not isinstance(record, dict) or f not in record]
                 if scale is None:
@@ -106,7 +111,7 @@ def read_metrics_file(path: str | Path) -> dict[str, float]:
 
 def release(run_id: str, name: str, *, source: str | None = None, budget_cap: float | None = None,
             cap_delta: float | None = None, metrics: dict | str | Path | None = None,
-            ledger_prefix: str | None = None) -> dict:
+            ledger_prefix: str | None = None, allow_non_dp: bool = False) -> dict:
     """Register the synthesizer model of MLflow run ``run_id`` as a new version of ``name``.
 
     ``source`` (default: the run's ``spark_synth.source_table`` tag: its dataset id or input) names
@@ -114,6 +119,8 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
     the fit's δ) sets that table's cap before charging. Evaluation metrics — those of the run's
     latest evaluation run (``run --evaluate``), ``eval_*`` metrics of the run itself, and ``metrics``
     (a dict or a JSON file) — are tagged as ``not_private.eval_*``. Returns the release summary.
+    A fit that used real rows outside the DP guarantee (an opt-in such as DGM's ``validator=real``)
+    is refused unless ``allow_non_dp``; its version is then tagged ``spark_synth.dp=false``.
     Raises :class:`~spark_synth.errors.BudgetExhausted` past the cap and
     :class:`~spark_synth.errors.UserInputError` for a run that cannot be released.
     """
@@ -134,6 +141,9 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
                              "printed by `spark-synth fit` or `run`") from None
     where = f"run {run_id}"
     report = check_privacy_report(_load_report(run), where)
+    if not report.dp_guarantee and not allow_non_dp:
+        raise UserInputError(f"{where} is NOT covered by the DP guarantee ({'; '.join(e.name for e in report.not_covered)}); "
+                             "refusing to release it — pass --allow-non-dp to release it labelled as such")
     model_uri = run.data.tags.get(TAG_MODEL_URI)
     if not model_uri:
         raise UserInputError(f"{where} has no spark-synth model; fit with MLflow on (`spark-synth fit`, without "
@@ -165,7 +175,10 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             "spark_synth.delta": repr(report.delta),
             "spark_synth.rho": repr(report.rho_spent),
             "spark_synth.neighbouring_relation": report.neighbouring_relation,
-            "spark_synth.guarantee": "(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; schema is public",
+            "spark_synth.guarantee": ("(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; schema is public"
+                                      if report.dp_guarantee else "NOT covered by a DP guarantee: "
+                                      + "; ".join(e.name for e in report.not_covered) + " (released with --allow-non-dp)"),
+            "spark_synth.dp": "true" if report.dp_guarantee else "false",
             "spark_synth.sampling_spends_budget": "false",
             "spark_synth.cumulative_rho": repr(total["rho"]),
             "spark_synth.cumulative_epsilon": repr(total["epsilon"]),

@@ -67,6 +67,9 @@ def test_partitions_must_be_disjoint_cover_and_name_columns(partitions, fragment
     ({"partitions": [["a", "b", "c", "d"]]}, "dgm.partitions"),
     ({"n_partitions": 1}, "dgm.n_partitions"),
     ({"n_partitions": 2, "validator": "forest"}, "dgm.validator"),
+    ({"n_partitions": 2, "validator": "real"}, "dgm.allow_non_dp_validator"),  # the paper's forest: opt-in only
+    ({"n_partitions": 2, "validator": "real", "allow_non_dp_validator": "yes"}, "dgm.allow_non_dp_validator"),
+    ({"n_partitions": 2, "validator": "real", "allow_non_dp_validator": True, "validator_pairs": 3}, "dgm.validator_pairs"),
     ({"n_partitions": 2, "acceptance": "top"}, "dgm.acceptance"),
     ({"n_partitions": 2, "validator_share": 1.5}, "dgm.validator_share"),
     ({"n_partitions": 2, "join_multiplier": 0}, "dgm.join_multiplier"),
@@ -137,6 +140,50 @@ def test_the_dp_validator_recovers_cross_partition_dependence_the_random_join_lo
         results[validator] = _pair_tvd(schema, frame, synthetic, ("a", "b")) + _pair_tvd(schema, frame, synthetic, ("c", "d"))
     assert results["none"] > 0.8  # independent halves: (a, b) and (c, d) TVD ≈ 0.5 each
     assert results["dp"] < 0.5 * results["none"]
+
+
+def test_the_opt_in_forest_validator_is_labelled_outside_the_dp_guarantee():
+    schema, frame = _linked(6000)
+    partitions = [["a", "c"], ["b", "d"]]
+    results = {}
+    for validator in ("none", "real"):
+        extra = {"allow_non_dp_validator": True} if validator == "real" else {}
+        model, privacy_filter = _fit(schema, frame, epsilon=2.0, partitions=partitions, engines="independent",
+                                     validator=validator, **extra)
+        rng = np.random.default_rng(3)
+        synthetic = decode_codes(model.sample_codes(6000, rng), schema, rng)
+        results[validator] = _pair_tvd(schema, frame, synthetic, ("a", "b")) + _pair_tvd(schema, frame, synthetic, ("c", "d"))
+        report = privacy_filter.report()
+        assert math.isclose(report.rho_spent, privacy_filter.rho_total, rel_tol=1e-9)  # all of ρ to the partitions
+        if validator == "real":
+            assert not report.dp_guarantee and [e.name for e in report.not_covered] == [
+                "dgm validator=real: random forest trained on real rows"]
+            assert report.to_dict()["dp_guarantee"] is False
+            again = DgmModel.from_state(model.to_state(), schema)
+            assert np.array_equal(again.sample_codes(300, np.random.default_rng(4)), model.sample_codes(300, np.random.default_rng(4)))
+        else:
+            assert report.dp_guarantee
+    assert results["real"] < 0.6 * results["none"]  # the forest sees the real links the random join loses
+
+
+def test_the_dp_validator_never_reads_rows():
+    """validator=dp learns only through noisy measurements: an oracle without row access is enough,
+    and only the opt-in (validator=real) asks for rows anywhere in the engines."""
+    from pathlib import Path
+
+    from spark_synth.measure import answer_frame as exact
+    from spark_synth.oracle import build_oracle
+
+    schema, frame = _linked(3000)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    oracle = build_oracle(schema, privacy_filter, lambda queries: exact(frame, schema, queries))  # rows=None
+    with pytest.raises(NotImplementedError):
+        oracle.rows_not_covered_by_dp(10, 0, "probe")
+    get_engine("dgm", partitions=[["a", "c"], ["b", "d"]], engines="independent").fit(schema, oracle, LocalTaskRunner())
+    assert privacy_filter.report().dp_guarantee
+    engines = Path(__file__).resolve().parents[2] / "spark_synth" / "engines"
+    callers = sorted(str(p.relative_to(engines)) for p in engines.rglob("*.py") if ".rows_not_covered_by_dp(" in p.read_text())
+    assert callers == ["dgm/engine.py"]
 
 
 def test_join_returns_exactly_the_rows_asked_and_is_reproducible_per_seed():

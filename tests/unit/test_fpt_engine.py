@@ -189,6 +189,34 @@ def test_compressed_model_has_small_domains_refines_back_and_scans_once():
     assert exact_fit(without, schema, frame).sizes == (40, 16)
 
 
+@pytest.mark.parametrize("target_pairs", [True, False])
+def test_target_pairs_let_the_target_follow_fine_codes_inside_a_range(target_pairs):
+    rng = np.random.default_rng(6)
+    n = 8000
+    x = rng.integers(0, 320, n)  # 16 public ranges of 20 values
+    schema = schema_from_dict({"target": "y", "task": "classification", "columns": [
+        {"name": "x", "type": "integer", "min": 0, "max": 319, "nullable": False},
+        {"name": "y", "type": "categorical", "categories": ["no", "yes"], "nullable": False}]})
+    frame = pd.DataFrame({"x": x, "y": np.where(x % 20 < 10, "yes", "no")})  # y flips inside every range
+    privacy_filter = PrivacyFilter(PrivacyBudget(2.0, 1e-9))
+    engine = get_engine("fpt", rounds_per_column=1.0, iterations=20, final_iterations=50, target_share=0.1 if target_pairs else 0.0)
+    model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    measured = [entry.name for entry in privacy_filter.report().entries]
+    assert ("marginal[x, y]" in measured) == target_pairs  # measured in the first pass at full resolution
+    synthetic = _sample(model, schema, 20_000)
+    agree = ((synthetic["x"].astype(int) % 20 < 10) == (synthetic["y"] == "yes")).mean()
+    if target_pairs:
+        assert agree > 0.8  # without the target pairs: 0.5
+        assert model.refinements[0][2].shape == (64, 2)  # x's codes × y's codes
+        restored = FptModel.from_state(model.to_state(), schema)
+        assert restored.target == 1
+        assert np.array_equal(restored.sample_codes(500, np.random.default_rng(3)),
+                              model.sample_codes(500, np.random.default_rng(3)))
+    else:
+        assert agree < 0.6  # one range: inside it x and y are independent
+    assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+
+
 def test_first_pass_split_minimises_the_summed_l1_error_of_the_histograms():
     cells_per_histogram = [2, 17, 916]
     shares = np.array(first_shares(cells_per_histogram))
@@ -230,6 +258,8 @@ def test_state_round_trip_samples_the_same_rows():
     ({"mode": "greedy"}, "fpt.mode"),
     ({"max_way": 4}, "fpt.max_way"),
     ({"rounds_per_column": 0}, "fpt.rounds_per_column"),
+    ({"target_share": -0.1}, "fpt.target_share"),
+    ({"one_way_share": 0.5, "target_share": 0.5}, "fpt.target_share"),
     ({"one_way_share": 1.0}, "fpt.one_way_share"),
     ({"max_model_cells": 1}, "fpt.max_model_cells"),
     ({"device": "tpu"}, "fpt.device"),
@@ -308,7 +338,7 @@ def test_consistency_across_hierarchy_levels_lowers_every_level_error():
     for _ in range(30):
         released: dict = {}
         oracle = _recording(oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(0.3, 1e-9))), released)
-        engine = get_engine("fpt", rounds_per_column=0.5, one_way_share=0.9, iterations=60, final_iterations=200)
+        engine = get_engine("fpt", rounds_per_column=0.5, one_way_share=0.9, target_share=0.0, iterations=60, final_iterations=200)
         model = engine.fit(schema, oracle, LocalTaskRunner())
         marginal = model.gibbs().marginal((0,)).numpy() * model.estimated_rows
         for name, grouping in levels:

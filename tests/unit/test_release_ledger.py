@@ -23,14 +23,17 @@ from tests.helpers import tiny_schema
 SOURCE = "main.sales.customers"
 
 
-def fitted(epsilon: float = 1.0, delta: float = 1e-9, seed: int = 0) -> Synthesizer:
-    """A synthesizer fitted the pipeline's way, from DP counts (here of a made-up histogram)."""
+def fitted(epsilon: float = 1.0, delta: float = 1e-9, seed: int = 0, not_covered: str | None = None) -> Synthesizer:
+    """A synthesizer fitted the pipeline's way, from DP counts (here of a made-up histogram);
+    ``not_covered`` records an opt-in use of real rows outside the guarantee (as DGM's validator=real)."""
     schema, engine = tiny_schema(), IndependentEngine()
     privacy_filter = PrivacyFilter(PrivacyBudget(epsilon, delta))
     queries = one_way_queries(schema)
     rng = np.random.default_rng(seed)
     measurements = [release_query(privacy_filter, q, rng.integers(50, 500, schema[q.columns[0]].size), rho)
                     for q, rho in zip(queries, split_rho(privacy_filter.rho_total, [1.0] * len(queries)))]
+    if not_covered:
+        privacy_filter.record_not_covered(not_covered, "uniform sample of at most 100 real rows (seed 0)")
     synth = Synthesizer("independent", epsilon=epsilon, delta=delta)
     synth.model_, synth.schema_, synth.timings_ = engine.fit_measurements(schema, measurements), schema, {}
     synth.privacy_report_, synth.measure_passes_ = privacy_filter.report(), 1
@@ -206,6 +209,26 @@ def test_version_tags_carry_privacy_metadata_and_evaluation_metrics(store, prefi
     assert not any("eval" in key for key in tags if key.startswith("spark_synth."))
     assert not any("label" in key for key in tags)
     assert tags["spark_synth.source_table"] == SOURCE and tags["spark_synth.engine"] == "independent"
+
+
+def test_a_fit_outside_the_dp_guarantee_is_labelled_and_released_only_when_allowed(store, prefix, capsys):
+    synth = fitted(not_covered="dgm validator=real: random forest trained on real rows")
+    report = synth.privacy_report_
+    assert not report.dp_guarantee and report.to_dict()["dp_guarantee"] is False
+    assert check_privacy_report(report.to_dict()).dp_guarantee is False  # the label survives the JSON round trip
+    run_id = logged_run(synth)
+    run_tags = store.get_run(run_id).data.tags
+    assert run_tags["spark_synth.dp"] == "false" and "random forest" in run_tags["spark_synth.not_covered_by_dp"]
+    name = f"non_dp_{uuid.uuid4().hex[:6]}"
+    code, out, err = cli(capsys, "release", "--run-id", run_id, "--name", name, "--ledger-prefix", prefix)
+    assert code == 2 and out == "" and "NOT covered by the DP guarantee" in err and "--allow-non-dp" in err
+    assert store.search_model_versions(f"name = '{name}'") == []
+    code, out, err = cli(capsys, "release", "--run-id", run_id, "--name", name, "--ledger-prefix", prefix, "--allow-non-dp")
+    assert code == 0, err
+    tags = store.get_model_version(name, json.loads(out)["version"]).tags
+    assert tags["spark_synth.dp"] == "false" and tags["spark_synth.guarantee"].startswith("NOT covered by a DP guarantee")
+    covered = logged_run(fitted(seed=3))
+    assert store.get_run(covered).data.tags["spark_synth.dp"] == "true"
 
 
 def test_pending_releases_count_and_failed_ones_do_not(store, prefix):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ...errors import ParameterError
 
-VALIDATORS = ("dp", "none")
+VALIDATORS = ("dp", "real", "none")
 ACCEPTANCE = ("resample", "ratio", "threshold")
 
 
@@ -21,6 +21,7 @@ class DgmConfig:
     engines: str | list | None = None
     engine_options: dict | list | None = None
     validator: str = "dp"
+    allow_non_dp_validator: bool = False
     association_share: float = 0.1
     validator_share: float = 0.15
     validator_pairs: int | None = None
@@ -43,6 +44,10 @@ class DgmConfig:
             raise ParameterError("dgm.n_partitions", "a whole number >= 2", self.n_partitions)
         if self.validator not in VALIDATORS:
             raise ParameterError("dgm.validator", f"one of {list(VALIDATORS)}", self.validator)
+        if self.validator == "real" and self.allow_non_dp_validator is not True:
+            raise ParameterError("dgm.allow_non_dp_validator", "true to use validator=real: its random forest trains on "
+                                 "real rows, so the output is NOT covered by the DP guarantee (the privacy report, the run's "
+                                 "JSON line and MLflow say so); or use validator=dp", self.allow_non_dp_validator)
         if self.acceptance not in ACCEPTANCE:
             raise ParameterError("dgm.acceptance", f"one of {list(ACCEPTANCE)}", self.acceptance)
         for name in ("association_share", "validator_share", "keep_fraction"):
@@ -57,8 +62,8 @@ class DgmConfig:
                                                  or self.validator_pairs < 1):
             raise ParameterError("dgm.validator_pairs", "a whole number >= 1 (or null: chosen from the column count)",
                                  self.validator_pairs)
-        if self.validator == "none" and self.validator_pairs is not None:
-            raise ParameterError("dgm.validator_pairs", "null when validator=none (nothing is validated)", self.validator_pairs)
+        if self.validator != "dp" and self.validator_pairs is not None:
+            raise ParameterError("dgm.validator_pairs", "null unless validator=dp (only the DP validator measures pairs)", self.validator_pairs)
         spent = (self.association_share if self.partitions is None else 0.0) + (self.validator_share if self.validator == "dp" else 0.0)
         if not spent < 0.9 or not math.isfinite(spent):
             raise ParameterError("dgm.validator_share", "small enough that association + validator shares stay below 0.9",

@@ -10,7 +10,9 @@ MEASURE  each partition's engine talks to a child oracle holding its share of ρ
 FIT      each partition's engine fits from its own noisy answers; the validator is a log
          density-ratio score built from the noisy pair marginals (:mod:`.validator`);
 GENERATE partition pieces drawn independently, joined at random and kept by the validator's score
-         (:mod:`.join`), on the executors (post-processing).
+         (:mod:`.join`), on the executors (post-processing). ``validator=real`` (an explicit opt-in)
+         is the paper's random forest on real rows instead: NOT covered by the DP guarantee
+         (:mod:`.forest_validator`; the report records the row access).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .config import DgmConfig
 from .join import JoinSettings, assemble
 from .model import DgmModel, sub_schema
 from .partitions import association, checked_partitions, grouped_by_association
+from .forest_validator import REAL_ROWS, ForestValidator
 from .validator import PairRatioValidator
 
 #: Numeric ranges per column in the association and validator pair marginals.
@@ -73,9 +76,12 @@ class DgmEngine(Engine):
         validator = None
         if validator_rho:
             validator = self._validator(schema, oracle.child(validator_rho, "validator"), partitions, models, groupings)
+        elif o.validator == "real":  # opt-in (checked by the config): NOT covered by the DP guarantee, and reported so
+            real = oracle.rows_not_covered_by_dp(REAL_ROWS, 0, "dgm validator=real: random forest trained on real rows")
+            validator = ForestValidator.fit(real, partitions)
         summary = {"partitions": [[schema.names[j] for j in p] for p in partitions], "engines": [e.name for e in engines],
                    "partition_rho": shares, "validator": o.validator, "validator_rho": validator_rho,
-                   "validator_pairs": [] if validator is None else [[schema.names[i], schema.names[j]] for i, j in validator.pairs]}
+                   "validator_pairs": [[schema.names[i], schema.names[j]] for i, j in getattr(validator, "pairs", [])]}
         settings = JoinSettings(**{f.name: getattr(o, f.name) for f in fields(JoinSettings)})
         return DgmModel(len(schema), partitions, [e.name for e in engines], models, validator, settings, summary)
 

@@ -10,6 +10,7 @@ from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
 from .join import JoinSettings, validator_join
+from .forest_validator import ForestValidator
 from .validator import PairRatioValidator
 
 
@@ -21,12 +22,12 @@ def sub_schema(schema: Schema, columns) -> Schema:
 
 
 class DgmModel(FittedModel):
-    """Partitions (column indices), each with its engine's fitted model; the DP validator (or None:
+    """Partitions (column indices), each with its engine's fitted model; the validator (DP, the opt-in forest, or None:
     random join) and the join settings. Sampling joins independently drawn partition samples."""
 
     engine = "dgm"
 
-    def __init__(self, n_columns: int, partitions, engines, models, validator: PairRatioValidator | None,
+    def __init__(self, n_columns: int, partitions, engines, models, validator: PairRatioValidator | ForestValidator | None,
                  settings: JoinSettings, summary: dict | None = None):
         self.n_columns = int(n_columns)
         self.partitions = [tuple(int(j) for j in p) for p in partitions]
@@ -64,6 +65,8 @@ class DgmModel(FittedModel):
             raise InternalError("saved dgm model does not match its schema's columns")
         models = [model_class(name).from_state(s, sub_schema(schema, p))
                   for name, s, p in zip(state["engines"], state["models"], state["partitions"])]
-        validator = None if state["validator"] is None else PairRatioValidator.from_state(state["validator"])
+        saved = state["validator"]
+        validator = (None if saved is None else ForestValidator.from_state(saved) if saved.get("kind") == "forest"
+                     else PairRatioValidator.from_state(saved))
         return cls(state["n_columns"], state["partitions"], state["engines"], models, validator,
                    JoinSettings(**state["join"]), state.get("summary"))

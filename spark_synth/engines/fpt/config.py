@@ -23,6 +23,7 @@ class FptConfig:
     one_way_share: float = 0.2
     compress_threshold: float = 3.0
     refine_dense: bool = False
+    target_share: float = 0.1
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -52,6 +53,10 @@ class FptConfig:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0 < value < 1):
                 raise ParameterError(f"fpt.{name}", "a number in (0, 1)", value)
+        if not (isinstance(self.target_share, (int, float)) and not isinstance(self.target_share, bool)
+                and 0 <= self.target_share and self.one_way_share + self.target_share < 1):
+            raise ParameterError("fpt.target_share", "a number >= 0 (0: no target pairs) with one_way_share + target_share < 1",
+                                 self.target_share)
         if self.device not in ("auto", "cpu", "cuda"):
             raise ParameterError("fpt.device", "one of ['auto', 'cpu', 'cuda']", self.device)
         if self.hierarchy_crosses is not None and (not isinstance(self.hierarchy_crosses, list)

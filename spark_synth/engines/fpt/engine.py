@@ -2,7 +2,10 @@
 
 PMW mode (``mode="pmw"``), an adaptive select–measure–refit loop on the measurement oracle:
 
-SELECT   all 1-way histograms (share ``one_way_share`` of ρ); then each round privately picks the
+SELECT   all 1-way histograms (share ``one_way_share`` of ρ) and, when the schema names a
+         categorical target, every column's 2-way table with the target at full resolution
+         (``target_share``: they let sampled ranges and merged codes be refined given the target,
+         as a classifier trained on the output needs); then each round privately picks the
          candidate marginal the current model answers worst (exponential mechanism on the weighted
          L1 error minus its expected noise, AIM's score; sensitivity max weight), among candidates
          whose addition keeps the junction tree's largest bag within a public cell cap;
@@ -39,6 +42,12 @@ from .lp import Target
 from .model import FptModel
 from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, first_shares, hierarchy_candidates,
                        marginal_candidates, marginal_workload)
+
+
+#: Codes counted below this many noise deviations get no rows inside a group that has codes above it.
+FLOOR_SIGMAS = 2.0
+#: Prior weight of a group's target rates in a code's (target pairs' refinement), in noise deviations.
+TARGET_PRIOR_SIGMAS = 3.0
 
 
 @dataclass
@@ -78,7 +87,7 @@ class FptEngine(Engine):
             fitter.step = measured.step
             fitter.fit(observations, self.options.final_iterations)
             return FptModel([c.size for c in schema], measured.sizes, fitter.potentials(), measured.total,
-                            measured.refinements, summary=measured.summary)
+                            measured.refinements, summary=measured.summary, target=measured.target)
 
     def _device(self):
         choice = self.options.device
@@ -96,30 +105,45 @@ class FptEngine(Engine):
         weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
         levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
         one_way = [MarginalQuery((name,)) for name in schema.names]
+        target = _target_index(schema, groupings) if o.target_share > 0 else None
+        pair_scopes = [] if target is None else [
+            tuple(sorted((j, target))) for j in range(len(schema))
+            if j != target and schema.columns[j].size * schema.columns[target].size <= o.max_marginal_cells]
+        target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope)) for scope in pair_scopes]
         # every exact answer in one scan, at full resolution where a column is in ranges: the ranges
         # chosen after the first releases (refined, compressed) are sums of these (MarginalQuery.coarsen)
-        oracle.prepare(one_way + [c.query for c in levels] + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
+        oracle.prepare(one_way + [c.query for c in levels] + target_pairs
+                       + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
 
         first = one_way + [c.query for c in levels]
         first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
-        released = oracle.measure_many(list(zip(first, split_rho(o.one_way_share * rho, first_shares(first_cells)))))
-        total = estimate_total(released)  # every histogram of the first pass (levels too) estimates N
+        first_rho = split_rho(o.one_way_share * rho, first_shares(first_cells))
+        if pair_scopes:  # the target pairs have their own share, split the same way
+            first_rho += split_rho(o.target_share * rho, first_shares([cells(schema, scope) for scope in pair_scopes]))
+        released = oracle.measure_many(list(zip(first + target_pairs, first_rho)))
+        total = estimate_total(released)  # every histogram of the first pass (levels, target pairs too) estimates N
+        released, paired = released[: len(released) - len(pair_scopes)], released[len(released) - len(pair_scopes):]
+        paired_with = {(scope[0] if scope[1] == target else scope[1]): (scope, m) for scope, m in zip(pair_scopes, paired)}
+        counts = [_pooled_counts(m, *paired_with[j], target) if j in paired_with else (np.asarray(m.values, dtype=np.float64), m.sigma)
+                  for j, m in enumerate(released[: len(one_way)])]
         # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
         if o.refine_dense:
-            groupings = [refine(g, m.values, total / o.numeric_groups) for g, m in zip(groupings, released)]
+            groupings = [refine(g, values, total / o.numeric_groups) for g, (values, _) in zip(groupings, counts)]
         if o.compress_threshold > 0:
-            groupings = [g if column.hierarchy else compress(g, m.values, m.sigma, o.compress_threshold)
-                         for column, g, m in zip(schema, groupings, released)]
+            groupings = [g if column.hierarchy or j == target else compress(g, values, sigma, o.compress_threshold)
+                         for j, (column, g, (values, sigma)) in enumerate(zip(schema, groupings, counts))]
         if o.refine_dense or o.compress_threshold > 0:
             prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
             candidates = [c for c in candidates if _shape_key(c) in prepared]
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
         axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
-        observations = [_one_way_observation(j, m, groupings[j], device) for j, m in enumerate(released[: len(one_way)])]
+        observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
-        refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
-                       for j, m in enumerate(released[: len(one_way)]) if groupings[j] is not None}
+        observations += [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
+        refinements = {j: (groupings[j], _within_group_shares(values, sigma, groupings[j]),
+                           _target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
+                       for j, (values, sigma) in enumerate(counts) if groupings[j] is not None}
         rounds = max(1, round(o.rounds_per_column * len(schema)))
         rho_round = oracle.rho_remaining / rounds
         tree = JunctionTree(sizes, [ob.scope for ob in observations])
@@ -163,7 +187,7 @@ class FptEngine(Engine):
         summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_]}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
-                        potentials=fitter.potentials(), step=fitter.step)
+                        potentials=fitter.potentials(), step=fitter.step, target=target)
 
 
     def _measure_lp(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
@@ -208,6 +232,7 @@ class Measured:
     potentials: dict = field(default_factory=dict)
     step: float | None = None
     lp_targets: list | None = None
+    target: int | None = None
 
 
 @contextmanager
@@ -270,12 +295,61 @@ def _observation(candidate: Candidate, measurement: NoisyMeasurement, device) ->
     return Observation(tuple(candidate.scope), values, measurement.sigma, _tensors(candidate.axes, device))
 
 
-def _one_way_observation(j: int, measurement: NoisyMeasurement, grouping, device) -> Observation:
-    """A column's noisy histogram, summed into the model's groups (each group's noise: σ·√cells)."""
+def _summed_observation(scope: tuple, measurement: NoisyMeasurement, groupings, device) -> Observation:
+    """A noisy table over the full codes of ``scope``'s columns, summed into the model's groups (each
+    cell's noise: σ·√(codes summed into it))."""
     values = torch.as_tensor(np.asarray(measurement.values, dtype=np.float64), device=device)
-    if grouping is None:
-        return Observation((j,), values, measurement.sigma)
-    groups = torch.as_tensor(grouping, dtype=torch.int64, device=device)
-    summed = torch.zeros(int(groups.max()) + 1, dtype=torch.float64, device=device).index_add_(0, groups, values)
-    cells = torch.bincount(groups).to(torch.float64)
-    return Observation((j,), summed, measurement.sigma * cells.sqrt())
+    axes = _tensors(tuple(groupings[j] for j in scope), device)
+    if all(a is None for a in axes):
+        return Observation(tuple(scope), values, measurement.sigma)
+    summed, members = project(values, axes), project(torch.ones_like(values), axes)
+    return Observation(tuple(scope), summed, measurement.sigma * members.sqrt())
+
+
+def _target_index(schema: Schema, groupings) -> int | None:
+    """The schema's target column when the model keeps its codes (categorical or few ordered values)."""
+    if schema.target is None or schema.target not in schema.names:
+        return None
+    t = schema.names.index(schema.target)
+    return t if groupings[t] is None else None
+
+
+def _within_group_shares(values: np.ndarray, sigma: float, grouping) -> np.ndarray:
+    """Weights of a column's codes inside their model groups from its noisy counts: codes whose count
+    is below ``FLOOR_SIGMAS``·σ get none where another code of their group passes it (a group of
+    sparse codes — compression's merged tail — would otherwise spread its rows over noise)."""
+    values = np.clip(np.asarray(values, dtype=np.float64), 0.0, None)
+    groups = np.asarray(grouping, dtype=np.int64)
+    passed = values >= FLOOR_SIGMAS * sigma
+    group_passes = np.bincount(groups, weights=passed, minlength=int(groups.max()) + 1) > 0
+    weights = np.where(passed | ~group_passes[groups], values, 0.0)
+    return weights / max(weights.sum(), 1e-12)
+
+
+def _pooled_counts(one_way: NoisyMeasurement, scope: tuple, pair: NoisyMeasurement, target: int) -> tuple[np.ndarray, float]:
+    """A column's counts from its noisy 1-way and its noisy table with the target summed over the
+    target, inverse-variance weighted (both are releases of the same counts); with their noise σ."""
+    summed = np.asarray(pair.values, dtype=np.float64).sum(axis=scope.index(target))
+    weight_one, weight_pair = 1.0 / one_way.sigma**2, 1.0 / (pair.values.shape[scope.index(target)] * pair.sigma**2)
+    pooled = (weight_one * np.asarray(one_way.values, dtype=np.float64) + weight_pair * summed) / (weight_one + weight_pair)
+    return pooled, 1.0 / math.sqrt(weight_one + weight_pair)
+
+
+def _target_ratios(scope: tuple, measurement: NoisyMeasurement, target: int, total: float, grouping) -> np.ndarray:
+    """(column codes × target codes) factors r(code, t) ≈ P(t | code) / P(t | group) from the noisy
+    (column, target) table: refining a sampled group by P(code | group)·r(code, t) draws its code
+    given the row's target value. Each code's target rates are shrunk towards its group's by a
+    prior worth ``TARGET_PRIOR_SIGMAS`` noise deviations of rows (codes with few rows keep their
+    group's rates; post-processing of the table's release)."""
+    values = np.asarray(measurement.values, dtype=np.float64)
+    table = total * probabilities_from_counts(values.ravel(), total).reshape(values.shape)
+    table = table.T if scope[0] == target else table
+    groups = np.asarray(grouping, dtype=np.int64)
+    by_group = np.zeros((int(groups.max()) + 1, table.shape[1]))
+    np.add.at(by_group, groups, table)
+    overall = table.sum(axis=0) / max(table.sum(), 1e-12)
+    held = by_group.sum(axis=1, keepdims=True)
+    group_rates = np.where(held > 0, by_group / np.maximum(held, 1e-12), overall)[groups]
+    prior = TARGET_PRIOR_SIGMAS * measurement.sigma
+    rates = (table + prior * group_rates) / (table.sum(axis=1, keepdims=True) + prior)
+    return rates / np.maximum(group_rates, 1e-12)

@@ -13,17 +13,20 @@ from .graphical import GibbsModel, JunctionTree
 
 class FptModel(FittedModel):
     """log-potential tables over clique scopes of the columns' model codes, the DP row estimate, and
-    per coarsened column its public grouping and the DP 1-way distribution over its fine codes
-    (a sampled group becomes a fine code drawn from that distribution within the group)."""
+    per coarsened column its public grouping, the DP 1-way distribution over its fine codes and,
+    when the target's table with the column was measured, factors r(code, t) ≈ P(t | code) /
+    P(t | group): a sampled group becomes a fine code drawn within the group ∝ P(code)·r(code, t)
+    at the row's target code t (∝ P(code) without them)."""
 
     engine = "fpt"
 
     def __init__(self, code_sizes, sizes, potentials: dict, estimated_rows: float, refinements: dict | None = None,
-                 support: np.ndarray | None = None, weights: np.ndarray | None = None, summary: dict | None = None):
+                 support: np.ndarray | None = None, weights: np.ndarray | None = None, summary: dict | None = None,
+                 target: int | None = None):
         self.code_sizes = tuple(int(s) for s in code_sizes)
         self.sizes = tuple(int(s) for s in sizes)
-        self.refinements = {int(j): (np.asarray(g, dtype=np.int64), np.asarray(p, dtype=np.float64))
-                            for j, (g, p) in (refinements or {}).items()}
+        self.refinements = {int(j): _refinement(*r) for j, r in (refinements or {}).items()}
+        self.target = None if target is None else int(target)
         self.potentials = {tuple(int(v) for v in s): torch.as_tensor(t, dtype=torch.float64) for s, t in potentials.items()}
         self.estimated_rows = float(estimated_rows)
         self.support = None if support is None else np.asarray(support, dtype=np.int64)  # LP mode: a sparse histogram
@@ -50,14 +53,18 @@ class FptModel(FittedModel):
         else:
             seed = int(rng.integers(0, 2**63 - 1))
             codes = self.gibbs().sample(n_rows, torch.Generator().manual_seed(seed)).cpu().numpy().astype(np.int64)
-        for j, (grouping, fine) in self.refinements.items():
-            codes[:, j] = _refine(codes[:, j], grouping, fine, rng)
+        for j, (grouping, fine, by_target) in self.refinements.items():
+            given = None if by_target is None or self.target is None else (by_target, codes[:, self.target])
+            codes[:, j] = _refine(codes[:, j], grouping, fine, rng, given)
         return codes
 
     def to_state(self) -> dict:
         state = {"code_sizes": list(self.code_sizes), "sizes": list(self.sizes), "estimated_rows": self.estimated_rows,
                  "potentials": [[list(s), t.tolist()] for s, t in self.potentials.items()],
-                 "refinements": [[j, g.tolist(), p.tolist()] for j, (g, p) in self.refinements.items()]}
+                 "refinements": [[j, g.tolist(), p.tolist(), None if t is None else t.tolist()]
+                                 for j, (g, p, t) in self.refinements.items()]}
+        if self.target is not None:
+            state["target"] = self.target
         if self._summary:
             state["summary"] = self._summary
         if self.support is not None:
@@ -69,17 +76,27 @@ class FptModel(FittedModel):
         if list(state["code_sizes"]) != [c.size for c in schema]:
             raise InternalError("saved fpt model does not match its schema's domain sizes")
         return cls(state["code_sizes"], state["sizes"], {tuple(s): t for s, t in state["potentials"]}, state["estimated_rows"],
-                   {j: (g, p) for j, g, p in state["refinements"]}, state.get("support"), state.get("weights"), state.get("summary"))
+                   {r[0]: r[1:] for r in state["refinements"]}, state.get("support"), state.get("weights"), state.get("summary"),
+                   state.get("target"))
 
 
-def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Fine codes for sampled groups: within each group, drawn from ``fine`` restricted to it
-    (uniform over the group where ``fine`` has no mass there)."""
+def _refinement(grouping, fine, by_target=None) -> tuple:
+    """(code → group map, 1-way distribution over the codes, (codes × target codes) weights or None)."""
+    return (np.asarray(grouping, dtype=np.int64), np.asarray(fine, dtype=np.float64),
+            None if by_target is None else np.asarray(by_target, dtype=np.float64))
+
+
+def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.random.Generator, given=None) -> np.ndarray:
+    """Fine codes for sampled groups: within each group, drawn ∝ ``fine`` restricted to it — times
+    the factors at the row's target code with ``given`` = (codes × target codes factors, each row's
+    target code); uniform over the group where that has no mass."""
     out = np.empty_like(groups)
-    for group in np.unique(groups):
-        rows = np.flatnonzero(groups == group)
-        members = np.flatnonzero(grouping == group)
-        weights = fine[members]
+    levels = 1 if given is None else given[0].shape[1]
+    keys = groups * levels + (0 if given is None else given[1])
+    for key in np.unique(keys):
+        rows = np.flatnonzero(keys == key)
+        members = np.flatnonzero(grouping == key // levels)
+        weights = fine[members] if given is None else fine[members] * given[0][members, key % levels]
         weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(members), 1.0 / len(members))
         out[rows] = rng.choice(members, size=len(rows), p=weights)
     return out

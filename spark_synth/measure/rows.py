@@ -1,0 +1,44 @@
+"""A bounded uniform sample of the table's rows as public codes — NOT differentially private.
+
+Only explicit opt-ins that the DP guarantee does not cover use it (DGM's ``validator=real``, the
+paper's random forest on real rows); the oracle records each use in the privacy report, which then
+states ``dp_guarantee: false``. Everything else in this package releases sums only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataValidationError
+from ..schema import OutOfDomainPolicy, Schema
+from ..schema.encoding import encode_frame
+
+
+def sample_codes(df, schema: Schema, n_rows: int, seed: int, policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> np.ndarray:
+    """At most ``n_rows`` rows of Spark DataFrame ``df`` drawn uniformly (seeded), as an (n, d) code matrix."""
+    from .answers import _quoted
+    from pyspark.sql import functions as F
+
+    selected = df.select(*[F.col(_quoted(name)).alias(f"_c{j}") for j, name in enumerate(schema.names)])
+    total = selected.count()
+    fraction = min(1.0, 1.2 * n_rows / max(total, 1))  # a little over, then cut to n_rows
+    frame = selected.sample(withReplacement=False, fraction=fraction, seed=int(seed)).limit(int(n_rows)).toPandas()
+    frame.columns = list(schema.names)
+    return _encoded(frame, schema, policy)
+
+
+def sample_codes_frame(frame: pd.DataFrame, schema: Schema, n_rows: int, seed: int,
+                       policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> np.ndarray:
+    """The same over a pandas DataFrame (single-machine use, tests)."""
+    chosen = frame.sample(n=min(int(n_rows), len(frame)), random_state=int(seed))[list(schema.names)]
+    return _encoded(chosen.reset_index(drop=True), schema, policy)
+
+
+def _encoded(frame: pd.DataFrame, schema: Schema, policy: OutOfDomainPolicy) -> np.ndarray:
+    codes, rejected = encode_frame(frame, schema, OutOfDomainPolicy(policy))
+    if rejected.any():
+        bad = [schema.names[j] for j in np.flatnonzero(rejected)]
+        raise DataValidationError(f"columns {bad} hold values outside their declared domain (out_of_domain=error); "
+                                  "fix the schema or use out_of_domain=clip")
+    return codes
