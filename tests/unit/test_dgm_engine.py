@@ -219,15 +219,39 @@ def test_resampling_join_picks_each_row_among_its_candidates_by_score():
     outputs = []
     for _ in range(2):
         rng = np.random.default_rng(5)
-        rows, filled = validator_join(draw(rng), [(0,), (1,)], 2, 5000, score, JoinSettings(candidates_per_row=50), rng)
+        rows, filled = validator_join(draw(rng), [(0,), (1,)], 2, 5000, score, JoinSettings(acceptance="resample", candidates_per_row=50), rng)
         assert rows.shape == (5000, 2) and filled == 0
         outputs.append(rows)
     assert np.array_equal(outputs[0], outputs[1])
     # target ∝ p_join · e^s: P(equal) = e³/3 / (e³/3 + 2/3) ≈ 0.91; 50 candidates get close to it
     assert 0.85 < (outputs[0][:, 0] == outputs[0][:, 1]).mean() < 0.95
     rng = np.random.default_rng(5)
-    one, _ = validator_join(draw(rng), [(0,), (1,)], 2, 5000, score, JoinSettings(candidates_per_row=1), rng)
+    one, _ = validator_join(draw(rng), [(0,), (1,)], 2, 5000, score, JoinSettings(acceptance="resample", candidates_per_row=1), rng)
     assert abs((one[:, 0] == one[:, 1]).mean() - 1 / 3) < 0.03  # one candidate: the random join
+
+
+def test_swap_join_keeps_every_drawn_piece_and_matches_them_by_score():
+    drawn = {}
+
+    def draw(rng):
+        def pieces(p, m):
+            drawn[p] = np.column_stack([rng.integers(0, 3, m), rng.integers(0, 5, m)])  # two columns per partition
+            return drawn[p]
+        return pieces
+
+    score = lambda rows: np.where(rows[:, 0] == rows[:, 2], 3.0, 0.0)  # noqa: E731  likes equal first columns
+    settings = JoinSettings(acceptance="swap", swap_sweeps=100)
+    outputs = []
+    for _ in range(2):
+        rng = np.random.default_rng(8)
+        rows, filled = validator_join(draw(rng), [(0, 1), (2, 3)], 4, 6000, score, settings, rng)
+        assert rows.shape == (6000, 4) and filled == 0
+        for p, columns in enumerate([[0, 1], [2, 3]]):  # each partition's pieces exactly as drawn (whole pieces)
+            assert sorted(map(tuple, rows[:, columns])) == sorted(map(tuple, drawn[p]))
+        outputs.append(rows)
+    assert np.array_equal(outputs[0], outputs[1])  # reproducible per seed
+    # ∝ exp(Σ s) over matchings of uniform pieces: P(equal) → e³ / (e³ + 2) ≈ 0.91 (a random join: 1/3)
+    assert 0.85 < (outputs[0][:, 0] == outputs[0][:, 2]).mean() < 0.95
 
 
 def test_state_round_trip_samples_the_same_rows():

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ...errors import ParameterError
 
 VALIDATORS = ("dp", "real", "none")
-ACCEPTANCE = ("resample", "ratio", "threshold")
+ACCEPTANCE = ("resample", "swap", "ratio", "threshold")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,8 +29,9 @@ class DgmConfig:
     max_rounds: int = 100
     patience: int = 3
     keep_fraction: float = 0.1
-    acceptance: str = "resample"
+    acceptance: str = "swap"
     candidates_per_row: int = 50
+    swap_sweeps: int = 100
 
     def __post_init__(self) -> None:
         if self.partitions is not None and self.n_partitions is not None:
@@ -54,7 +55,7 @@ class DgmConfig:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1):
                 raise ParameterError(f"dgm.{name}", "a number in (0, 1)", value)
-        for name, low in (("join_multiplier", 1), ("max_rounds", 1), ("patience", 1), ("candidates_per_row", 1)):
+        for name, low in (("join_multiplier", 1), ("max_rounds", 1), ("patience", 1), ("candidates_per_row", 1), ("swap_sweeps", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"dgm.{name}", f"a whole number >= {low}", value)

@@ -1,6 +1,10 @@
 """The validator join: random concatenations of partition pieces, kept by the validator's score.
 
-``acceptance="resample"`` (default): every output row is picked among ``candidates_per_row`` random
+``acceptance="swap"`` (default): one piece per output row is drawn from each partition's model and
+the pieces are re-matched by ``swap_sweeps`` sweeps of Metropolis swaps towards ∝ exp(Σ s) — every
+piece used once, so each partition's sample stays exactly as its model drew it (measured: it
+recovers far more of the cross-partition structure than resampling, and keeps the within-partition
+pairs, docs/dgm.md). ``"resample"``: every output row is picked among ``candidates_per_row`` random
 joins with probability ∝ exp(s) (sampling–importance–resampling towards the validator's estimate of
 the real joint). The two others follow the DGM paper's rounds: pieces drawn from each partition's
 model are concatenated at random into ``join_multiplier`` × (rows still missing, at least 1024)
@@ -37,8 +41,9 @@ class JoinSettings:
     max_rounds: int = 100
     patience: int = 3
     keep_fraction: float = 0.1
-    acceptance: str = "resample"
+    acceptance: str = "swap"
     candidates_per_row: int = 50
+    swap_sweeps: int = 100
 
 
 def assemble(pieces: Sequence[np.ndarray], partitions: Sequence[tuple[int, ...]], n_columns: int) -> np.ndarray:
@@ -59,6 +64,8 @@ def validator_join(draw: Callable[[int, int], np.ndarray], partitions: Sequence[
         return assemble([draw(p, n_rows) for p in parts], partitions, n_columns), 0
     if settings.acceptance == "resample":
         return resample_join(draw, partitions, n_columns, n_rows, score, settings.candidates_per_row, rng), 0
+    if settings.acceptance == "swap":
+        return swap_join(draw, partitions, n_columns, n_rows, score, settings.swap_sweeps, rng), 0
     accepted, need, theta, idle = [], n_rows, None, 0
     for _ in range(settings.max_rounds):
         if need == 0:
@@ -86,6 +93,28 @@ def validator_join(draw: Callable[[int, int], np.ndarray], partitions: Sequence[
         accepted.append(assemble([draw(p, need) for p in parts], partitions, n_columns))
     rows = np.concatenate(accepted)
     return rows[rng.permutation(len(rows))], filled
+
+
+def swap_join(draw, partitions, n_columns: int, n_rows: int, score, sweeps: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_rows`` pieces drawn from each partition model, matched by Metropolis swaps: each sweep
+    pairs the rows at random and, for one partition at a time, exchanges the two rows' pieces with
+    probability min(1, exp(Δs)). Every piece is used exactly once, so each partition keeps its
+    model's sample as drawn (its within-partition structure intact), while the matching moves
+    towards ∝ exp(Σ s) — the validator's estimate of the real joint, restricted to those pieces."""
+    rows = assemble([draw(p, n_rows) for p in range(len(partitions))], partitions, n_columns)
+    scores = score(rows)
+    half = n_rows // 2
+    for _ in range(sweeps):
+        for columns in partitions[1:]:  # moving every partition but one covers every matching
+            order = rng.permutation(n_rows)
+            a, b = order[:half], order[half: 2 * half]
+            swapped_a, swapped_b = rows[a].copy(), rows[b].copy()
+            swapped_a[:, list(columns)], swapped_b[:, list(columns)] = rows[b][:, list(columns)], rows[a][:, list(columns)]
+            new_a, new_b = score(swapped_a), score(swapped_b)
+            accept = np.log(rng.random(half)) < new_a + new_b - scores[a] - scores[b]
+            rows[a[accept]], rows[b[accept]] = swapped_a[accept], swapped_b[accept]
+            scores[a[accept]], scores[b[accept]] = new_a[accept], new_b[accept]
+    return rows
 
 
 def resample_join(draw, partitions, n_columns: int, n_rows: int, score, candidates: int, rng: np.random.Generator) -> np.ndarray:

@@ -23,7 +23,7 @@ class FptConfig:
     one_way_share: float = 0.2
     compress_threshold: float = 3.0
     refine_dense: bool = False
-    target_share: float = 0.1
+    target_share: float = 0.2
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
