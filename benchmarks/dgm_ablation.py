@@ -9,7 +9,7 @@ TSTR, the harness's DCR share (rows closer to train than to test; 0.5 is ideal) 
 "recovered" is (random − dp) / (random − base) on cross-partition 2-way TVD.
 
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
-        [--runs 5] [--engine fpt] [--out-dir /tmp/dgm_bench]
+        [--runs 5] [--engine fpt] [--out-dir /tmp/dgm_bench] [--base-dir /tmp/fpt_bench]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fpt_vs_peers import SHARED, interval, run_once  # noqa: E402
+from fpt_vs_peers import SHARED, interval, read_run, run_once  # noqa: E402
 
 sys.path.insert(0, str(SHARED / "bench"))
 import harness  # noqa: E402
@@ -60,6 +60,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engine", default="fpt")
     parser.add_argument("--out-dir", default="/tmp/dgm_bench")
+    parser.add_argument("--base-dir", default=None,
+                        help="reuse the whole-table runs of `fpt_vs_peers.py --out-dir DIR` (same engine defaults, same harness)")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +70,9 @@ def main(argv=None) -> int:
     for dataset in args.datasets:
         names = list(json.loads((SHARED / "data" / f"{dataset}.schema.json").read_text())["columns"])
         names = [c["name"] for c in names]
-        base = [run_once(dataset, i, out_dir, [], args.engine) for i in range(args.runs)]
+        reused = [Path(args.base_dir) / f"{dataset}_{args.engine}_{i}.json" for i in range(args.runs)] if args.base_dir else []
+        base = ([read_run(path) for path in reused] if reused and all(p.exists() for p in reused)
+                else [run_once(dataset, i, out_dir, [], args.engine) for i in range(args.runs)])
         for k in args.partitions:
             partitions = random_partitions(names, k)
             option = f"partitions={json.dumps(partitions)}"

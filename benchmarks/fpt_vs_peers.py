@@ -19,6 +19,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,12 +61,21 @@ def run_once(dataset: str, index: int, out_dir: Path, options: list[str], engine
     template = (f"{cli} run --input {{train_csv}} --schema {{schema}} --engine {engine} --epsilon {{epsilon}} "
                 f"--delta {{delta}} --rows {{rows}} --output {{output}} --no-mlflow {extra}")
     out = out_dir / f"{dataset}_{label or engine}_{index}.json"
+    for stale in (out, out.with_suffix(".synthetic.csv")):  # never read an earlier run's result (Spark writes a folder)
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink(missing_ok=True)
     subprocess.run([sys.executable, str(SHARED / "bench" / "harness.py"), "run", "--dataset", str(SHARED / "data" / dataset),
                     "--epsilon", "1", "--delta", "1e-9", "--out", str(out), "--cmd", template], check=False, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
+    return read_run(out)
+
+
+def read_run(out: Path) -> dict:
+    """A harness run's summary plus wall seconds, peak RSS and the synthetic file's path."""
+    if not out.exists():
+        raise SystemExit(f"{out.name}: the harness wrote no result (see {out.with_suffix('.log')})")
     result = json.loads(out.read_text())
     if result["run"]["status"] != "ok":
-        raise SystemExit(f"{dataset} run {index} failed: {result['run']}")
+        raise SystemExit(f"{out.name} failed: {result['run']}")
     return {**result["summary"], "wall_s": result["run"]["wall_s"], "peak_rss_mb": result["run"]["peak_rss_mb"],
             "synthetic": result["synthetic"]["path"]}
 

@@ -57,3 +57,20 @@ def test_run_with_dgm_defaults_on_the_bundled_sample(spark, adult_sample_paths, 
     summary = json.loads(capsys.readouterr().out)
     assert summary["engine"] == "dgm" and summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9) and summary["rows"] == 400
     assert spark.read.parquet(str(out)).count() == 400
+
+
+def test_the_opt_in_forest_validator_reads_a_bounded_row_sample_and_says_so(spark, adult_sample_paths, tmp_path, capsys):
+    data, schema_path = adult_sample_paths
+    out = tmp_path / "dgm_real.parquet"
+    assert main(["run", "--input", data, "--schema", schema_path, "--engine", "dgm", "--engine-option", "n_partitions=2",
+                 "--engine-option", "engines=independent", "--engine-option", "validator=real",
+                 "--engine-option", "allow_non_dp_validator=true",
+                 "--epsilon", "1", "--delta", "1e-9", "--rows", "300", "--output", str(out), "--no-mlflow"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["dp_guarantee"] is False
+    assert summary["not_covered_by_dp"] == ["dgm validator=real: random forest trained on real rows"]
+    assert summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9) and spark.read.parquet(str(out)).count() == 300
+    assert main(["run", "--input", data, "--schema", schema_path, "--engine", "dgm", "--engine-option", "validator=real",
+                 "--epsilon", "1", "--delta", "1e-9", "--rows", "300", "--output", str(tmp_path / "refused.parquet"),
+                 "--no-mlflow"]) == 2
+    assert "allow_non_dp_validator" in capsys.readouterr().err and not (tmp_path / "refused.parquet").exists()

@@ -89,7 +89,7 @@ def _refinement(grouping, fine, by_target=None) -> tuple:
 def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.random.Generator, given=None) -> np.ndarray:
     """Fine codes for sampled groups: within each group, drawn ∝ ``fine`` restricted to it — times
     the factors at the row's target code with ``given`` = (codes × target codes factors, each row's
-    target code); uniform over the group where that has no mass."""
+    target code); ∝ ``fine`` where that has no mass, uniform where neither has."""
     out = np.empty_like(groups)
     levels = 1 if given is None else given[0].shape[1]
     keys = groups * levels + (0 if given is None else given[1])
@@ -97,6 +97,8 @@ def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.
         rows = np.flatnonzero(keys == key)
         members = np.flatnonzero(grouping == key // levels)
         weights = fine[members] if given is None else fine[members] * given[0][members, key % levels]
+        if not weights.sum() > 0:
+            weights = fine[members]
         weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(members), 1.0 / len(members))
         out[rows] = rng.choice(members, size=len(rows), p=weights)
     return out
