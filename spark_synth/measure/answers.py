@@ -145,6 +145,14 @@ def partition_scan(schema: Schema, queries: Sequence[Query], policy: OutOfDomain
     return scan
 
 
+def out_of_domain_error(names: list[str]) -> DataValidationError:
+    """The refusal of columns holding values the out-of-domain policy does not accept."""
+    return DataValidationError(
+        f"columns {names} hold values outside their declared domain (or nulls in a non-nullable column) "
+        "and the out-of-domain policy refuses them: widen the schema's bounds/categories, make the "
+        "column nullable, or use --out-of-domain clip. (How many rows are affected is private and not reported.)")
+
+
 def answer_queries(df, schema: Schema, queries: Sequence[Query], policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> list[np.ndarray]:
     """Exact answers (int64 arrays) to ``queries`` over Spark DataFrame ``df``, in ONE pass."""
     from pyspark.sql import functions as F
@@ -203,12 +211,7 @@ def _assemble(schema: Schema, queries: Sequence[Query], shapes, entries) -> list
     for (query, cell), total in exact.items():
         answers[query][cell] = clamp_sum(total)
     if rejected:
-        names = [n for n in schema.names if n in rejected]
-        raise DataValidationError(
-            f"columns {names} hold values outside their declared domain (or nulls in a non-nullable column) "
-            "and the out-of-domain policy refuses them: widen the schema's bounds/categories, make the "
-            "column nullable, or use --out-of-domain clip. (How many rows are affected is private and not reported.)"
-        )
+        raise out_of_domain_error([n for n in schema.names if n in rejected])
     if rows == 0:
         # Refusing an empty table reveals only that it is empty (documented in the README).
         raise DataValidationError("the input table has no rows; there is nothing to synthesize")

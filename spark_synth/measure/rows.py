@@ -10,20 +10,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import DataValidationError
 from ..schema import OutOfDomainPolicy, Schema
 from ..schema.encoding import encode_frame
+from .answers import _quoted, out_of_domain_error
 
 
 def sample_codes(df, schema: Schema, n_rows: int, seed: int, policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> np.ndarray:
     """At most ``n_rows`` rows of Spark DataFrame ``df`` drawn uniformly (seeded), as an (n, d) code matrix."""
-    from .answers import _quoted
     from pyspark.sql import functions as F
 
+    # one pass: the rows with the n smallest seeded random keys (Spark keeps a top-n per partition)
     selected = df.select(*[F.col(_quoted(name)).alias(f"_c{j}") for j, name in enumerate(schema.names)])
-    total = selected.count()
-    fraction = min(1.0, 1.2 * n_rows / max(total, 1))  # a little over, then cut to n_rows
-    frame = selected.sample(withReplacement=False, fraction=fraction, seed=int(seed)).limit(int(n_rows)).toPandas()
+    frame = selected.orderBy(F.rand(int(seed))).limit(int(n_rows)).toPandas()
     frame.columns = list(schema.names)
     return _encoded(frame, schema, policy)
 
@@ -38,7 +36,5 @@ def sample_codes_frame(frame: pd.DataFrame, schema: Schema, n_rows: int, seed: i
 def _encoded(frame: pd.DataFrame, schema: Schema, policy: OutOfDomainPolicy) -> np.ndarray:
     codes, rejected = encode_frame(frame, schema, OutOfDomainPolicy(policy))
     if rejected.any():
-        bad = [schema.names[j] for j in np.flatnonzero(rejected)]
-        raise DataValidationError(f"columns {bad} hold values outside their declared domain (out_of_domain=error); "
-                                  "fix the schema or use out_of_domain=clip")
+        raise out_of_domain_error([schema.names[j] for j in np.flatnonzero(rejected)])
     return codes

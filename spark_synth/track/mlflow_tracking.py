@@ -145,6 +145,14 @@ def check_one_fit_per_run(fit_id: str) -> None:
         )
 
 
+def dp_tags(report: PrivacyReport) -> dict[str, str]:
+    """Whether a fit is covered by the DP guarantee (and, when not, which opt-ins it used), as tags."""
+    tags = {DP_TAG: "true" if report.dp_guarantee else "false"}
+    if report.not_covered:
+        tags[NOT_COVERED_TAG] = "; ".join(entry.name for entry in report.not_covered)
+    return tags
+
+
 def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
     """Log a fit's parameters, privacy spend, computation report and stage timings (one fit per run)."""
     import mlflow
@@ -163,11 +171,8 @@ def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
         }
     )
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
-    tags = {"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation,
-            DP_TAG: "true" if privacy_report.dp_guarantee else "false", FIT_ID_TAG: privacy_report.fit_id}
-    if privacy_report.not_covered:  # an opt-in used real rows outside the guarantee: say which
-        tags[NOT_COVERED_TAG] = "; ".join(entry.name for entry in privacy_report.not_covered)
-    mlflow.set_tags(tags)
+    mlflow.set_tags({"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation,
+                     FIT_ID_TAG: privacy_report.fit_id, **dp_tags(privacy_report)})
     mlflow.log_dict(privacy_report.to_dict(), "privacy_report.json")
 
 

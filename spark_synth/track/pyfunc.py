@@ -192,7 +192,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
     import mlflow
 
     from .._version import __version__
-    from .mlflow_tracking import check_one_fit_per_run
+    from .mlflow_tracking import check_one_fit_per_run, dp_tags
 
     synth._check_fitted()
     run = mlflow.active_run()
@@ -216,7 +216,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
                 metadata=model_metadata(synth, source),
             )
     tags = {TAG_MODEL_URI: info.model_uri, TAG_FIT_ID: synth.privacy_report_.fit_id, "spark_synth.engine": synth.engine,
-            "spark_synth.dp": "true" if synth.privacy_report_.dp_guarantee else "false"}
+            **dp_tags(synth.privacy_report_)}
     if source:
         tags[TAG_SOURCE] = source_key(source)
     mlflow.set_tags(tags)

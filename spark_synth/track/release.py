@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import ParameterError, UserInputError
 from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, NOT_COVERED, SELECTION, PrivacyReport, epsilon_from_rho
 from .ledger import RELEASE, BudgetLedger
-from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE
+from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE, dp_tags
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
 
 #: Run metrics whose names start with this are copied to the version as (not private) evaluation tags.
@@ -178,7 +178,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             "spark_synth.guarantee": ("(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; schema is public"
                                       if report.dp_guarantee else "NOT covered by a DP guarantee: "
                                       + "; ".join(e.name for e in report.not_covered) + " (released with --allow-non-dp)"),
-            "spark_synth.dp": "true" if report.dp_guarantee else "false",
+            **dp_tags(report),
             "spark_synth.sampling_spends_budget": "false",
             "spark_synth.cumulative_rho": repr(total["rho"]),
             "spark_synth.cumulative_epsilon": repr(total["epsilon"]),

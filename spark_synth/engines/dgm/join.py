@@ -104,12 +104,13 @@ def swap_join(draw, partitions, n_columns: int, n_rows: int, score, sweeps: int,
     rows = assemble([draw(p, n_rows) for p in range(len(partitions))], partitions, n_columns)
     scores = score(rows)
     half = n_rows // 2
+    partitions = [list(columns) for columns in partitions]
     for _ in range(sweeps):
         for columns in partitions[1:]:  # moving every partition but one covers every matching
             order = rng.permutation(n_rows)
             a, b = order[:half], order[half: 2 * half]
-            swapped_a, swapped_b = rows[a].copy(), rows[b].copy()
-            swapped_a[:, list(columns)], swapped_b[:, list(columns)] = rows[b][:, list(columns)], rows[a][:, list(columns)]
+            swapped_a, swapped_b = rows[a], rows[b]  # fancy indexing: copies
+            swapped_a[:, columns], swapped_b[:, columns] = rows[b][:, columns], rows[a][:, columns]
             new_a, new_b = score(swapped_a), score(swapped_b)
             accept = np.log(rng.random(half)) < new_a + new_b - scores[a] - scores[b]
             rows[a[accept]], rows[b[accept]] = swapped_a[accept], swapped_b[accept]
