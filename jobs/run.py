@@ -1,7 +1,7 @@
 """spark-submit entry point for `run`: fit a DP synthesizer on a table and write N synthetic rows.
 
 Settings come from a run config (``--config conf/runs/NAME.yaml``, over the engine's defaults in
-``conf/engines/``); any flag below overrides the file. Local mode, from the repository root (the
+``spark_synth/conf/engines/``); any flag below overrides the file. Local mode, from the repository root (the
 Delta Lake jars are fetched from Maven Central once, then cached by Ivy)::
 
     spark-submit --master "local[*]" --driver-memory 4g \\

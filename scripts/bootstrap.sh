@@ -12,7 +12,7 @@ if [ ! -f "$venv/.complete" ]; then
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-  "$venv/bin/python" -m pip install --quiet -e "$root[dev]" >&2
+  "$venv/bin/python" -m pip install --quiet -e "$root[local,torch,dev]" >&2
   touch "$venv/.complete"
 else
   # The cached venv may point at another clone: re-link the package (fast, no dependencies).

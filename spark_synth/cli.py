@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--overwrite", action="store_true", help="replace an existing output")
 
     def common_env_args(p: argparse.ArgumentParser, mlflow: bool = True) -> None:
-        p.add_argument("--spark-profile", default="local", help="Spark profile in conf/spark or a YAML path")
+        p.add_argument("--spark-profile", default="local", help="Spark profile (packaged: local, cluster; $SPARK_SYNTH_CONF/spark overrides) or a YAML path")
         if mlflow:
             p.add_argument("--mlflow", action=argparse.BooleanOptionalAction, default=True,
                            help="log the run to MLflow ($MLFLOW_TRACKING_URI or a local SQLite store)")
@@ -176,7 +176,7 @@ _JOB_FLAGS = {
     "out_of_domain": dict(choices=["clip", "error"], help="values outside the schema's domain"),
     "overwrite": dict(action="store_true", default=None, help="replace an existing output"),
     "mlflow": dict(action=argparse.BooleanOptionalAction, default=None, help="log to MLflow"),
-    "spark_profile": dict(help="conf/spark profile when no Spark session exists (not under spark-submit)"),
+    "spark_profile": dict(help="Spark profile (local, cluster or a YAML path) when no Spark session exists (not under spark-submit)"),
     "dataset_id": dict(help="the table's budget ledger the fit is charged to when MLflow is on (default: the input)"),
 }
 

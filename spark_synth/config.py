@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from . import conf
 from .errors import ParameterError
 from .schema.encoding import OutOfDomainPolicy
 
@@ -139,7 +140,7 @@ class RunConfig:
         return cls.from_dict(raw)
 
 
-# ---- YAML job configs: conf/runs/*.yaml (one per dataset) over conf/engines/*.yaml (defaults) ----
+# ---- YAML job configs: conf/runs/*.yaml (one per dataset) over the engine defaults (spark_synth/conf/engines) ----
 #: What each job (jobs/*.py) reads from a run config. A file may hold the union of these keys
 #: (plus a free-text ``description``); a job ignores the keys it does not use.
 JOB_KEYS = {
@@ -151,14 +152,9 @@ JOB_KEYS = {
 }
 _REQUIRED = {"run": ("input", "schema", "epsilon", "delta", "rows", "output"),
              "fit": ("input", "schema", "epsilon", "delta", "model"), "sample": ("model", "rows", "output")}
-#: Keys an engine-defaults file (conf/engines/ENGINE.yaml) may set beneath a run config.
+#: Keys an engine-defaults file (spark_synth/conf/engines/ENGINE.yaml) may set beneath a run config.
 ENGINE_DEFAULT_KEYS = ("epsilon", "delta", "out_of_domain", "engine_options", "description")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def conf_dir() -> Path:
-    """The configuration directory: ``$SPARK_SYNTH_CONF``, else the repository's ``conf/``."""
-    return Path(os.environ.get("SPARK_SYNTH_CONF") or Path(__file__).resolve().parents[1] / "conf")
 
 
 def read_yaml_config(path: str | Path, allowed: tuple[str, ...]) -> dict:
@@ -197,9 +193,9 @@ def _expand_env(value, name: str):
 
 
 def load_engine_defaults(engine: str) -> dict:
-    """``conf/engines/ENGINE.yaml`` (empty when the file is absent, e.g. a wheel on a cluster)."""
-    path = conf_dir() / "engines" / f"{engine}.yaml"
-    return read_yaml_config(path, ENGINE_DEFAULT_KEYS) if path.is_file() else {}
+    """The engine's defaults file ``engines/ENGINE.yaml`` (see :mod:`spark_synth.conf`; empty when none)."""
+    path = conf.find("engines", engine)
+    return read_yaml_config(path, ENGINE_DEFAULT_KEYS) if path is not None else {}
 
 
 def load_job_config(command: str, config: str | Path | None = None, **overrides) -> dict:
@@ -222,7 +218,7 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
         raise ParameterError("overrides", f"among {sorted(allowed)}", unknown)
     if "engine" in JOB_KEYS[command]:
         engine = _check_value("engine", *merged.get("engine", ("independent", "engine")))
-        defaults_file = conf_dir() / "engines" / f"{engine}.yaml"
+        defaults_file = conf.find("engines", engine) or f"engines/{engine}.yaml"
         defaults = load_engine_defaults(engine)
         for key, value in defaults.items():
             merged.setdefault(key, (value, f"{key} (in {defaults_file})"))

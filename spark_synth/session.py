@@ -1,7 +1,8 @@
 """The one Spark session factory: Delta Lake enabled, small-machine defaults, or the given session.
 
 * Inside spark-submit, a notebook or Databricks (a session already exists), that session is used.
-* Otherwise a local session is built from a profile in ``conf/spark/`` (default ``local``) with the
+* Otherwise a local session is built from a Spark profile (default ``local``; packaged in
+  ``spark_synth/conf/spark/``, overridable through ``$SPARK_SYNTH_CONF``) with the
   warehouse, Delta tables and metastore under :func:`spark_synth_home`. The Delta Lake jars come
   through Spark's ``spark.jars.packages`` (resolved from Maven once, then cached by Ivy), or from
   pre-downloaded jars named in ``SPARK_SYNTH_DELTA_JARS`` (comma-separated paths).
@@ -11,21 +12,14 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
 
+from . import conf
 from .errors import ParameterError
-
-#: The repository's ``conf/spark`` (profiles ``local`` and ``cluster``); ``$SPARK_SYNTH_CONF/spark`` wins.
-PROFILES_DIR = Path(__file__).resolve().parents[1] / "conf" / "spark"
-
-
-def _profiles_dir() -> Path:
-    conf = os.environ.get("SPARK_SYNTH_CONF")
-    return Path(conf) / "spark" if conf else PROFILES_DIR
-
 
 #: Whether a Spark JVM started by :func:`get_spark` sends its console output to a log file (see
 #: :func:`jvm_console_to_log`), and the file it went to.
@@ -87,13 +81,12 @@ def spark_synth_home() -> Path:
 
 
 def load_profile(profile: str | Path) -> dict:
-    """Read a Spark profile: a name in ``conf/spark`` (``local``, ``cluster``) or a YAML path."""
+    """Read a Spark profile: a packaged name (``local``, ``cluster``; see :mod:`spark_synth.conf`) or a YAML path."""
     path = Path(profile)
     if not path.suffix:
-        path = _profiles_dir() / f"{profile}.yaml"
+        path = conf.find("spark", str(profile)) or path
     if not path.is_file():
-        known = sorted(p.stem for p in _profiles_dir().glob("*.yaml"))
-        raise ParameterError("spark profile", f"one of {known} or a path to a YAML file", str(profile))
+        raise ParameterError("spark profile", f"one of {conf.names('spark')} or a path to a YAML file", str(profile))
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     unknown = sorted(set(raw) - {"master", "spark"})
     if unknown:
@@ -101,30 +94,57 @@ def load_profile(profile: str | Path) -> dict:
     return {"master": raw.get("master"), "spark": {str(k): str(v) for k, v in (raw.get("spark") or {}).items()}}
 
 
+def default_parallelism(spark) -> int:
+    """The session's default task parallelism; under Spark Connect (no ``sparkContext``) its
+    ``spark.default.parallelism`` when set, else its shuffle partitions."""
+    from .io.filesystem import is_spark_connect
+
+    if not is_spark_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    value = spark.conf.get("spark.default.parallelism", None) or spark.conf.get("spark.sql.shuffle.partitions", "2")
+    return max(1, int(value))
+
+
 def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
-    """Return the active Spark session, or build a Delta-enabled one from ``profile``."""
-    from pyspark.sql import SparkSession
+    """Return the active Spark session, or build a Delta-enabled one from ``profile``.
+
+    ``$SPARK_REMOTE`` (pyspark's own variable) asks for Spark Connect: ``sc://host:port`` connects to
+    that server as it is; ``local[N]`` starts a local Spark Connect server configured like the profile.
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        from .errors import UserInputError
+
+        raise UserInputError("pyspark is not installed: on a laptop or CI machine install spark-synth[local] "
+                             "(pyspark + Delta Lake + MLflow); on Databricks use the runtime's own Spark") from None
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: the platform configures Spark
         return SparkSession.builder.appName("spark-synth").getOrCreate()
+    remote = os.environ.get("SPARK_REMOTE")
+    if remote and not remote.startswith("local"):  # a Spark Connect server: it is configured already
+        return SparkSession.builder.remote(remote).getOrCreate()
     settings = load_profile(profile)
     # Local executors must run the same interpreter (and so see the same packages) as the driver.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("spark-synth")
-    if settings["master"]:
+    if remote:  # a local Spark Connect server, started here with the profile's settings
+        builder = builder.remote(remote)
+        settings = {**settings, "master": remote}
+    elif settings["master"]:
         builder = builder.master(settings["master"])
     home = spark_synth_home()
-    conf = {
+    spark_conf = {
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         **settings["spark"],
         **(extra_conf or {}),
     }
-    for key, value in conf.items():
+    for key, value in spark_conf.items():
         builder = builder.config(key, value)
     if settings["master"]:  # local: persistent catalog under the home dir, and the Delta Lake jars
         derby = f"-Dderby.system.home={home}"
@@ -137,10 +157,18 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
         if jars:
             builder = builder.config("spark.jars", jars)
         else:
-            from delta import configure_spark_with_delta_pip
+            try:
+                from delta import configure_spark_with_delta_pip
+            except ImportError:
+                from .errors import UserInputError
 
+                raise UserInputError("delta-spark is not installed, and a local Spark session needs it: install "
+                                     "spark-synth[local], or name Delta's jars in SPARK_SYNTH_DELTA_JARS") from None
             builder = configure_spark_with_delta_pip(builder)
-    with _jvm_console_redirected():
+    with _jvm_console_redirected(), warnings.catch_warnings():
+        # Spark Connect re-applies every setting at run time and warns about the static ones (set at start).
+        warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not remote:
+        spark.sparkContext.setLogLevel("ERROR")
     return spark

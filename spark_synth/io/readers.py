@@ -80,19 +80,8 @@ def _read_table(spark, name: str):
 
 # ---- folders --------------------------------------------------------------------------------------
 def _data_files(spark, folder: str) -> list[tuple[str, int]]:
-    """(relative path, size) of up to :data:`_MAX_LISTED_FILES` data files under ``folder``; like
-    Spark, names starting with ``_`` or ``.`` (``_SUCCESS``, ``.crc`` files, hidden folders) are skipped."""
-    jpath, fs = filesystem.hadoop_path(spark, folder)
-    root = str(fs.makeQualified(jpath).toUri().getPath()).rstrip("/")
-    found = []
-    files = fs.listFiles(jpath, True)
-    while files.hasNext() and len(found) < _MAX_LISTED_FILES:
-        status = files.next()
-        relative = str(status.getPath().toUri().getPath())[len(root):].lstrip("/")
-        if any(part.startswith(("_", ".")) and "=" not in part for part in relative.split("/")):
-            continue
-        found.append((relative, int(status.getLen())))
-    return found
+    """(relative path, size) of up to :data:`_MAX_LISTED_FILES` data files under ``folder``."""
+    return filesystem.data_files(spark, folder, _MAX_LISTED_FILES)
 
 
 def _kind(name: str) -> str:
@@ -147,23 +136,12 @@ def _check_csv_head(spark, source: str, folder: bool) -> None:
         files = [(path, size) for path, size in files if size > 0][:1]
         shown = source
     else:
-        jpath, fs = filesystem.hadoop_path(spark, source)
-        files, shown = [(source, int(fs.getFileStatus(jpath).getLen()))], source
+        files, shown = [(source, filesystem.size(spark, source))], source
         if files[0][1] == 0:
             raise DataValidationError(f"input '{source}' is an empty file; a CSV needs a header row naming the "
                                       f"columns, then one row per record")
     for path, _ in files:
-        head = _read_head(spark, path)
-        _check_header(head, shown)
-
-
-def _read_head(spark, path: str) -> bytes:
-    jpath, fs = filesystem.hadoop_path(spark, path)
-    stream = fs.open(jpath)
-    try:
-        return bytes(stream.readNBytes(_HEAD_BYTES))
-    finally:
-        stream.close()
+        _check_header(filesystem.read_head(spark, path, _HEAD_BYTES), shown)
 
 
 def _check_header(head: bytes, source: str) -> None:

@@ -72,7 +72,7 @@ def write_output(spark, df, location: Location, overwrite: bool = False) -> str:
     """Write ``df`` to ``location``; returns where it was written."""
     if location.is_table:
         _set_aside_unregistered_table(spark, location.target)
-        df.write.format("delta").mode("overwrite" if overwrite else "errorifexists").saveAsTable(location.target)
+        df.write.format("delta").mode("overwrite" if overwrite else "error").saveAsTable(location.target)
         return location.target
     target = location.target.rstrip("/")
     if location.format == "delta" and overwrite and filesystem.exists(spark, target):
@@ -81,7 +81,7 @@ def write_output(spark, df, location: Location, overwrite: bool = False) -> str:
     staging = _hidden_sibling(target, "staging")
     replaced = None
     try:
-        writer = df.write.mode("errorifexists")
+        writer = df.write.mode("error")
         if location.format == "csv":
             writer.option("header", True).csv(staging)
         else:

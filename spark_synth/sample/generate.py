@@ -1,6 +1,8 @@
 """Distributed generation: N synthetic rows sampled on the executors from a broadcast model.
 
-Rows come from ``spark.range(N)`` split into partitions; partition p draws from a generator seeded
+Rows come from ``spark.range(N)`` split into partitions; the model travels inside the
+``mapInPandas`` closure (Spark ships a large one as a broadcast by itself; Spark Connect has no
+``sparkContext`` to broadcast with). Partition p draws from a generator seeded
 by ``SeedSequence([root_seed, p])``, so one root seed reproduces the whole output (for the same
 partition count and Arrow batch size). Codes are decoded back to the schema's types and labels.
 """
@@ -16,6 +18,7 @@ from ..engines import FittedModel
 from ..errors import ParameterError
 from ..schema import Schema, decode_codes
 from ..schema.spark_types import output_struct
+from ..session import default_parallelism
 
 #: Target rows per generated partition.
 ROWS_PER_PARTITION = 250_000
@@ -26,18 +29,16 @@ def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: 
     if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows <= 0:
         raise ParameterError("rows", "a whole number > 0", n_rows)
     if partitions is None:
-        partitions = max(spark.sparkContext.defaultParallelism, -(-int(n_rows) // ROWS_PER_PARTITION))
+        partitions = max(default_parallelism(spark), -(-int(n_rows) // ROWS_PER_PARTITION))
         partitions = min(partitions, int(n_rows))
-    broadcast_model = spark.sparkContext.broadcast(model)
-    sampler = _partition_sampler(broadcast_model, schema, int(seed))
+    sampler = _partition_sampler(model, schema, int(seed))
     return spark.range(0, int(n_rows), numPartitions=int(partitions)).mapInPandas(sampler, output_struct(schema))
 
 
-def _partition_sampler(broadcast_model, schema: Schema, seed: int):
+def _partition_sampler(model: FittedModel, schema: Schema, seed: int):
     def sample(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         from pyspark import TaskContext
 
-        model = broadcast_model.value
         partition = TaskContext.get().partitionId()
         rng = np.random.default_rng(np.random.SeedSequence([seed, partition]))
         for batch in batches:

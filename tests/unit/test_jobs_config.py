@@ -1,4 +1,4 @@
-"""Run configs (conf/runs), engine defaults (conf/engines), Spark profiles, and the job entry points'
+"""Run configs (conf/runs), engine defaults (spark_synth/conf/engines), Spark profiles, and the job entry points'
 argument handling — all without Spark."""
 
 from __future__ import annotations
@@ -60,10 +60,10 @@ def test_bundled_sample_config_works_from_the_repository_root(monkeypatch):
     monkeypatch.chdir(REPO)
     run = load_job_config("run", "conf/runs/adult_sample.yaml")
     assert Path(run["input"]).is_file() and Path(run["schema"]).is_file()
-    assert (run["epsilon"], run["delta"]) == (1.0, 1e-9)  # from conf/engines/independent.yaml
+    assert (run["epsilon"], run["delta"]) == (1.0, 1e-9)  # from spark_synth/conf/engines/independent.yaml
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "conf" / "engines").glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted((REPO / "spark_synth" / "conf" / "engines").glob("*.yaml")), ids=lambda p: p.stem)
 def test_engine_defaults_name_registered_engines_and_valid_options(path, tmp_path):
     assert path.stem in ENGINES
     cfg = tmp_path / "c.yaml"
@@ -75,7 +75,7 @@ def test_engine_defaults_name_registered_engines_and_valid_options(path, tmp_pat
 
 def test_engine_options_merge_key_by_key_over_the_engine_defaults(tmp_path):
     """A run config that sets one option keeps every other default; the command line wins last."""
-    defaults = read_yaml_config(REPO / "conf" / "engines" / "splice.yaml", ("epsilon", "delta", "out_of_domain", "engine_options",
+    defaults = read_yaml_config(REPO / "spark_synth" / "conf" / "engines" / "splice.yaml", ("epsilon", "delta", "out_of_domain", "engine_options",
                                                                             "description"))["engine_options"]
     cfg = tmp_path / "c.yaml"
     cfg.write_text("input: a.csv\nschema: s.json\nengine: splice\nrows: 5\noutput: out\nengine_options: {components: 8, steps: 50}\n")
@@ -120,6 +120,19 @@ def test_dataset_id_names_the_ledger_of_run_and_fit_jobs(tmp_path):
 def test_spark_profiles_load():
     assert load_profile("local")["master"].startswith("local")
     assert load_profile("cluster")["master"] is None  # on a cluster the platform sets the master
+
+
+def test_spark_conf_overrides_packaged_profiles_file_by_file(tmp_path, monkeypatch):
+    """$SPARK_SYNTH_CONF replaces only the files it holds; the packaged ones stay reachable."""
+    (tmp_path / "spark").mkdir()
+    (tmp_path / "spark" / "local.yaml").write_text("master: local[1]\nspark: {spark.ui.enabled: 'false'}\n")
+    (tmp_path / "spark" / "tiny.yaml").write_text("master: local[1]\n")
+    monkeypatch.setenv("SPARK_SYNTH_CONF", str(tmp_path))
+    assert load_profile("local") == {"master": "local[1]", "spark": {"spark.ui.enabled": "false"}}
+    assert load_profile("tiny")["master"] == "local[1]"
+    assert load_profile("cluster")["master"] is None  # not overridden: the packaged file
+    with pytest.raises(ParameterError, match=r"must be one of \['cluster', 'local', 'tiny'\]"):
+        load_profile("nope")
 
 
 def test_precedence_overrides_then_file_then_engine_defaults(tmp_path, monkeypatch):
