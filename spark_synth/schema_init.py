@@ -47,12 +47,14 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
         plan = plan_prepass(picked, dp_epsilon, DEFAULT_DELTA if dp_delta is None else dp_delta)
         if mlflow:
             _ledger(dataset).check_room(plan.cost.rho, "the schema DP pre-pass", delta_approx=plan.cost.delta_approx)
-        result = run_prepass(df, plan)
+        from .measure.profile import profile_columns
+
+        result = run_prepass(lambda requests, grid: profile_columns(df, requests, grid), plan)
         drafted = [result.columns.get(c["name"], c) for c in drafted]
         notes = {**notes, **result.notes}
-        prepass = {**plan.cost.to_dict(), "input": str(input), "dataset_id": dataset}
+        prepass = {**result.cost.to_dict(), "input": str(input), "dataset_id": dataset}
         if mlflow:
-            ledger = _charge(_ledger(dataset), plan.cost)
+            ledger = _charge(_ledger(dataset), result.cost)
     text = render_yaml(drafted, source=str(input), notes=notes, prepass=prepass)
     _check_roundtrip(text, drafted)
     write_atomically(target, text)

@@ -9,6 +9,7 @@ import yaml
 
 from ..errors import SchemaError
 from .columns import Column, ColumnType, HierarchyLevel, Schema
+from .cost import PrepassCost
 
 _COLUMN_KEYS = {"name", "type", "categories", "min", "max", "bins", "nullable", "description", "hierarchy"}
 _TYPES = ", ".join(t.value for t in ColumnType)
@@ -71,6 +72,7 @@ def schema_from_dict(raw: object, source: str = "schema") -> Schema:
         name=raw.get("name"),
         target=raw.get("target"),
         task=raw.get("task"),
+        prepass=None if raw.get("dp_prepass") is None else PrepassCost.from_dict(raw["dp_prepass"], source),
     )
 
 
