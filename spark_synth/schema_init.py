@@ -28,10 +28,12 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
     target = check_schema_output(output, overwrite)
     if dp_epsilon is None and dp_delta is not None:
         raise ParameterError("--dp-delta", "given together with --dp-bounds EPSILON", dp_delta)
-    if dp_epsilon is not None:
-        from .privacy import PrivacyBudget
-
-        PrivacyBudget(dp_epsilon, 1e-9 if dp_delta is None else dp_delta)  # validates both before any read
+    if dp_epsilon is not None:  # both checked before any read
+        if isinstance(dp_epsilon, bool) or not isinstance(dp_epsilon, (int, float)) or not 0 < dp_epsilon < float("inf"):
+            raise ParameterError("--dp-bounds", "a finite epsilon > 0 for the DP pre-pass", dp_epsilon)
+        if dp_delta is not None and (isinstance(dp_delta, bool) or not isinstance(dp_delta, (int, float))
+                                     or not 0 < dp_delta < 1):
+            raise ParameterError("--dp-delta", "a number in the open interval (0, 1), e.g. 1e-9", dp_delta)
     spark = spark or get_spark(spark_profile)
     df = read_input(spark, input)
     from_csv = _is_csv(spark, df, input)

@@ -6,7 +6,7 @@ import yaml
 from spark_synth.errors import OutputError, ParameterError, SchemaError
 from spark_synth.schema import load_schema
 from spark_synth.schema.draft import DeclaredColumn, draft_column, pick_columns, render_yaml
-from spark_synth.schema_init import check_schema_output, write_atomically
+from spark_synth.schema_init import check_schema_output, init_schema, write_atomically
 
 DECLARED = [DeclaredColumn("age", "bigint"), DeclaredColumn("score", "double", nullable=False),
             DeclaredColumn("price", "decimal(10,2)"), DeclaredColumn("city name", "string"),
@@ -78,3 +78,12 @@ def test_schema_output_is_checked_and_written_atomically(tmp_path):
         check_schema_output(str(target), False)
     write_atomically(check_schema_output(str(target), True), "new")
     assert target.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["s.yaml"]  # no temp file left
+
+
+@pytest.mark.parametrize("epsilon, delta, flag", [(0.0, None, "--dp-bounds"), (float("nan"), None, "--dp-bounds"),
+                                                   (1.0, 1.5, "--dp-delta"), (None, 1e-9, "--dp-delta")])
+def test_bad_dp_parameters_name_the_flag_before_anything_is_read(tmp_path, epsilon, delta, flag):
+    with pytest.raises(ParameterError, match=f"'{flag}'"):
+        init_schema(input=str(tmp_path / "absent.csv"), output=str(tmp_path / "s.yaml"), dp_epsilon=epsilon,
+                    dp_delta=delta, spark=object())  # never used: refused first
+    assert list(tmp_path.iterdir()) == []
