@@ -28,6 +28,8 @@ Differentially private synthetic copies of tables, on Spark.
   release   register a fit's MLflow model as a registry version, tagged with its privacy
             metadata, charged to its source table's cumulative budget (refused past a cap)
   budget    show (or cap) the cumulative privacy spend of a source table's releases
+  schema init  draft a schema file from a table's declared column types (TODOs to fill in), or
+               with --dp-bounds EPSILON estimate bounds and categories by a charged DP pre-pass
 
 Guarantee: (epsilon, delta)-DP under add/remove-one-row neighbours. Inputs: CSV, Parquet, a Delta
 path or a catalog table name. Outputs: format from the extension (.csv, .parquet), else Delta
@@ -47,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="spark-synth", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,fit,sample,evaluate,release,budget}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{run,fit,sample,evaluate,release,budget,schema}")
 
     def common_fit_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--input", required=True, help="CSV/Parquet file, Delta path, or table name")
@@ -140,7 +142,53 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Show the cumulative privacy spend of a source table's releases; "
                                           "--budget-cap with --cap-delta sets its cap.")
     budget_args(bud, source_required=True)
+    schema_args(commands, common_env_args)
     return parser
+
+
+_SCHEMA_INIT = """\
+Draft a schema file (commented YAML) for a table. Without --dp-bounds only the table's declared
+column names and storage types are read, never its values: integer/floating-point columns get
+TODO bounds, string columns TODO categories, and a CSV's columns (all text) `type: TODO`. Fill
+the TODOs from public knowledge; `spark-synth run` refuses a schema with a TODO left, naming
+the column. Everything in the file is treated as public.
+
+With --dp-bounds EPSILON a differentially private pre-pass reads the values: numeric bounds by DP
+quantiles, categories by a DP thresholded count (a category is kept only if its noisy count clears
+a threshold set by --dp-delta), and a CSV column's type by DP counts of numeric vs other values.
+It is (EPSILON, DP_DELTA)-DP; its cost (rho, delta) is written in the file and, with MLflow on,
+charged to the table's budget ledger, and its thresholding delta is added to every fit that uses
+the schema."""
+
+
+def schema_args(commands, common_env_args) -> None:
+    """The ``schema`` command and its ``init`` subcommand."""
+    schema = commands.add_parser("schema", help="draft a schema file for a table",
+                                 description="Schema tools: `spark-synth schema init --input IN --output schema.yaml`.")
+    actions = schema.add_subparsers(dest="schema_command", required=True, metavar="{init}")
+    init = actions.add_parser("init", help="draft a schema from declared types (optionally DP bounds/categories)",
+                              description=_SCHEMA_INIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    init.add_argument("--input", required=True, help="CSV/Parquet file, Delta path, or table name")
+    init.add_argument("--output", required=True, help="schema file to write (.yaml); written atomically")
+    init.add_argument("--columns", action="append", default=None, metavar="A,B,...",
+                      help="only these columns (comma-separated, repeatable; default: all)")
+    init.add_argument("--exclude", action="append", default=None, metavar="A,B,...",
+                      help="leave these columns out (comma-separated, repeatable)")
+    init.add_argument("--dp-bounds", type=float, default=None, metavar="EPSILON",
+                      help="spend EPSILON on a DP pre-pass estimating types, bounds and categories (charged)")
+    init.add_argument("--dp-delta", type=float, default=None,
+                      help="delta of the pre-pass (default 1e-9): half for the rho conversion, half for thresholding")
+    init.add_argument("--dataset-id", default=None, metavar="ID",
+                      help="the budget ledger the pre-pass is charged to when MLflow is on (default: the input)")
+    init.add_argument("--overwrite", action="store_true", help="replace an existing schema file")
+    common_env_args(init)
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    """``--columns a,b --columns c`` → ``[a, b, c]``."""
+    if values is None:
+        return None
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 def budget_args(p: argparse.ArgumentParser, source_required: bool = False) -> None:
@@ -277,6 +325,13 @@ def _dispatch(args: argparse.Namespace) -> dict:
 
         return budget(args.source_table, budget_cap=args.budget_cap, cap_delta=args.cap_delta,
                       ledger_prefix=args.ledger_prefix)
+    if args.command == "schema":
+        from .schema_init import init_schema
+
+        return init_schema(input=args.input, output=args.output, columns=_names(args.columns),
+                           exclude=_names(args.exclude), dp_epsilon=args.dp_bounds, dp_delta=args.dp_delta,
+                           overwrite=args.overwrite, mlflow=args.mlflow, dataset_id=args.dataset_id,
+                           spark_profile=args.spark_profile)
     if args.command == "fit":
         from .commands import fit_and_save
 

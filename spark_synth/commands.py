@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ._version import __version__
@@ -76,6 +76,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "epsilon_spent": report.epsilon_spent,
         "rho_spent": report.rho_spent,
         "dp_guarantee": report.dp_guarantee,
+        **_schema_delta(report),
         **_not_covered(report),
         "fit_id": report.fit_id,
         "rows": config.rows,
@@ -120,7 +121,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
     report = synth.privacy_report_
     return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report.epsilon_spent,
-            "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_not_covered(report),
+            "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_schema_delta(report), **_not_covered(report),
             "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
             "ledger": tracker.charged}
@@ -185,8 +186,15 @@ class _Tracker:
             yield None
             return
         ledger = self._ledger()
-        with ledger.reserve(kind="fit", fit_id=report.fit_id, fit_run_id=self.run_id, rho=report.rho_spent,
-                            epsilon=report.epsilon_spent, delta=report.delta) as reservation:
+        with ExitStack() as stack:
+            prepass = report.schema_prepass
+            if prepass is not None:  # the schema's DP pre-pass: counted once (by its id) in this ledger too
+                stack.enter_context(ledger.reserve(kind="schema", fit_id=prepass.id, fit_run_id=self.run_id, rho=prepass.rho,
+                                                   epsilon=prepass.epsilon, delta=prepass.delta_conversion,
+                                                   delta_approx=prepass.delta_approx))
+            reservation = stack.enter_context(ledger.reserve(kind="fit", fit_id=report.fit_id, fit_run_id=self.run_id,
+                                                             rho=report.rho_spent, epsilon=report.epsilon_spent,
+                                                             delta=report.delta))
             total = reservation.cumulative
             self.charged = {"dataset_id": ledger.source, "ledger_experiment": ledger.experiment_name,
                             "cumulative_rho": total["rho"], "cumulative_epsilon": total["epsilon"],
@@ -273,6 +281,14 @@ def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schem
 def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema, dataset: str) -> dict:
     return {**_fit_params(synth, config.input, config.schema, schema, dataset),
             "rows": config.rows, "seed": config.seed, "output": config.output}
+
+
+def _schema_delta(report) -> dict:
+    """The summary's note of a DP-drafted schema: its δ_approx is added to the fit's δ."""
+    if not report.delta_approx:
+        return {}
+    return {"delta_approx": report.delta_approx, "delta_total": report.delta + report.delta_approx,
+            "schema_prepass_id": report.schema_prepass.id if report.schema_prepass is not None else None}
 
 
 def _not_covered(report) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ._version import __version__
@@ -66,7 +67,7 @@ class Synthesizer:
         total = time.perf_counter() - started
         self.model_ = model
         self.schema_ = schema
-        self.privacy_report_: PrivacyReport = privacy_filter.report()
+        self.privacy_report_: PrivacyReport = replace(privacy_filter.report(), schema_prepass=schema.prepass)
         self.measure_passes_ = int(clock.get("scans", 0))
         measure, noise = clock.get("measure", 0.0), clock.get("noise", 0.0)
         self.timings_ = {"measure": measure, "noise": noise, "fit": max(total - measure - noise, 0.0)}

@@ -58,6 +58,16 @@ def release_query(privacy_filter: PrivacyFilter, query: Query, exact: np.ndarray
     return NoisyMeasurement(query=query, values=noisy, sigma=sigma / unit, rho=certified_rho)
 
 
+def release_counts(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, *, name: str, description: str) -> np.ndarray:
+    """Release exact integer ``counts`` in which one row changes one entry by one (ℓ2 sensitivity
+    1) with the exact discrete Gaussian at cost ≤ ρ (charged first)."""
+    privacy_filter.check(rho, f"measurement {name!r}")
+    measurement, sigma, certified_rho = calibrated_measurement(check_rho(rho, name), 1, integer=True)
+    privacy_filter.charge(ReportEntry(kind=MEASUREMENT, name=name, query=description, mechanism="discrete Gaussian (OpenDP)",
+                                      rho=certified_rho, l2_sensitivity=1.0, sigma=sigma))
+    return add_gaussian_noise(np.asarray(counts, dtype=np.int64), measurement, integer=True)
+
+
 def select_index(privacy_filter: PrivacyFilter, scores: np.ndarray, sensitivity: float, rho: float, *, name: str,
                  description: str) -> int:
     """The index of a high score, drawn by the exponential mechanism at cost ≤ ρ (charged first).

@@ -12,10 +12,13 @@ from dataclasses import asdict, dataclass, field, fields
 
 from ..errors import UserInputError
 from .budget import NEIGHBOURING_RELATION
+from ..schema.cost import PrepassCost
 from .conversions import epsilon_from_rho
 
 CONVERSION = "zCDP -> (epsilon, delta): Canonne, Kamath & Steinke 2020, Corollary 13"
 MEASUREMENT, SELECTION = "measurement", "selection"
+#: A thresholded count (DP set union): δ-approximately ρ-zCDP, its δ in ``delta_approx``.
+THRESHOLDED = "thresholded"
 #: An entry kind for a use of private rows the DP guarantee does NOT cover (an opt-in, e.g. DGM's
 #: ``validator=real``): it spends no ρ, and a report holding one states ``dp_guarantee: false``.
 NOT_COVERED = "not_covered"
@@ -26,6 +29,7 @@ class ReportEntry:
     """One accounted call: a noisy measurement or a private selection.
 
     ``sigma`` is a measurement's Gaussian noise scale (real units, at ``l2_sensitivity``); a
+    thresholded count also its integer ``threshold`` and the ``delta_approx`` it costs; a
     selection has the Gumbel ``scale`` of its exponential mechanism at ``score_sensitivity`` and
     chose among ``candidates`` queries. ``scope`` names the child oracle (e.g. ``partition[0]``)
     that made the call; empty for the top level.
@@ -41,6 +45,8 @@ class ReportEntry:
     score_sensitivity: float | None = None
     scale: float | None = None
     candidates: int | None = None
+    threshold: int | None = None
+    delta_approx: float | None = None
     scope: str = ""
 
     def to_dict(self) -> dict:
@@ -58,6 +64,9 @@ class PrivacyReport:
     entries: tuple[ReportEntry, ...] = ()
     neighbouring_relation: str = NEIGHBOURING_RELATION
     conversion: str = CONVERSION
+    #: The DP pre-pass that drafted the fit's schema (spent once, in the table's ledger): its δ_approx
+    #: is added to this fit's δ; None when the schema is public knowledge.
+    schema_prepass: PrepassCost | None = None
     rho_spent: float = field(init=False)
     epsilon_spent: float = field(init=False)
 
@@ -80,6 +89,13 @@ class PrivacyReport:
         return tuple(e for e in self.entries if e.kind == NOT_COVERED)
 
     @property
+    def delta_approx(self) -> float:
+        """Σ δ of the thresholded calls and of the schema's pre-pass (approximate zCDP): the fit is
+        (``epsilon_spent``, ``delta`` + ``delta_approx``)-DP."""
+        schema = [self.schema_prepass.delta_approx] if self.schema_prepass is not None else []
+        return math.fsum([*(e.delta_approx or 0.0 for e in self.entries), *schema])
+
+    @property
     def dp_guarantee(self) -> bool:
         """Whether the whole output is covered by the stated (ε, δ) guarantee."""
         return not self.not_covered
@@ -95,6 +111,8 @@ class PrivacyReport:
             "epsilon_spent": self.epsilon_spent,
             "conversion": self.conversion,
             "dp_guarantee": self.dp_guarantee,
+            **({"delta_approx": self.delta_approx, "delta_total": self.delta + self.delta_approx} if self.delta_approx else {}),
+            **({"schema_prepass": self.schema_prepass.to_dict()} if self.schema_prepass is not None else {}),
             "releases": [e.to_dict() for e in self.entries],
         }
 
@@ -106,7 +124,9 @@ class PrivacyReport:
             entries = tuple(ReportEntry(**{"kind": MEASUREMENT, **{k: v for k, v in r.items() if k in known}}) for r in raw["releases"])
             report = cls(fit_id=str(raw.get("fit_id", "")), epsilon_requested=raw["epsilon_requested"], delta=raw["delta"],
                          rho_requested=raw["rho_requested"], entries=entries,
-                         neighbouring_relation=raw["neighbouring_relation"], conversion=raw.get("conversion", CONVERSION))
+                         neighbouring_relation=raw["neighbouring_relation"], conversion=raw.get("conversion", CONVERSION),
+                         schema_prepass=(None if raw.get("schema_prepass") is None
+                                         else PrepassCost.from_dict(raw["schema_prepass"], where)))
         except (TypeError, KeyError, AttributeError, ValueError) as exc:
             raise UserInputError(f"{where} is malformed ({type(exc).__name__}: {exc}); it must be a spark-synth privacy report") from None
         return report

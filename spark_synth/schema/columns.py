@@ -13,6 +13,7 @@ from enum import Enum
 import numpy as np
 
 from ..errors import SchemaError
+from .cost import PrepassCost
 
 #: Integer columns whose range has at most this many values are measured value by value.
 MAX_EXACT_INTEGER_VALUES = 128
@@ -168,12 +169,14 @@ class Column:
 
 @dataclass(frozen=True)
 class Schema:
-    """An ordered, immutable collection of :class:`Column` plus optional dataset metadata."""
+    """An ordered, immutable collection of :class:`Column` plus optional dataset metadata, and the
+    cost of the DP pre-pass that drafted it (``prepass``; None for a schema from public knowledge)."""
 
     columns: tuple[Column, ...]
     name: str | None = None
     target: str | None = None
     task: str | None = None
+    prepass: PrepassCost | None = None
     _by_name: dict = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -208,6 +211,8 @@ class Schema:
         for key in ("name", "target", "task"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.prepass is not None:
+            out["dp_prepass"] = self.prepass.to_dict()
         return out
 
 

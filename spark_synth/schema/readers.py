@@ -9,6 +9,7 @@ import yaml
 
 from ..errors import SchemaError
 from .columns import Column, ColumnType, HierarchyLevel, Schema
+from .cost import PrepassCost
 
 _COLUMN_KEYS = {"name", "type", "categories", "min", "max", "bins", "nullable", "description", "hierarchy"}
 _TYPES = ", ".join(t.value for t in ColumnType)
@@ -71,6 +72,7 @@ def schema_from_dict(raw: object, source: str = "schema") -> Schema:
         name=raw.get("name"),
         target=raw.get("target"),
         task=raw.get("task"),
+        prepass=None if raw.get("dp_prepass") is None else PrepassCost.from_dict(raw["dp_prepass"], source),
     )
 
 
@@ -81,6 +83,7 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
     unknown = sorted(set(raw) - _COLUMN_KEYS)
     if unknown:
         raise SchemaError(f"{source}: column '{name}' has unknown keys {unknown}; allowed: {sorted(_COLUMN_KEYS)}")
+    _check_no_todo(raw, name, source)
     type_name = raw.get("type")
     try:
         col_type = ColumnType(type_name)
@@ -135,3 +138,20 @@ def _hierarchy_from_dict(raw: object, categories: list, where: str, shared: dict
         children = [str(p) for p in dict.fromkeys(p for _, p in parents)]
         by_text = {c: c for c in children}
     return tuple(levels)
+
+
+#: The placeholder ``spark-synth schema init`` leaves for what only the user can declare.
+TODO = "TODO"
+
+
+def _check_no_todo(raw: dict, name: object, source: str) -> None:
+    """Refuse a drafted column whose ``TODO`` placeholders were not all filled in."""
+    for key in ("type", "categories", "min", "max", "bins", "nullable"):
+        value = raw.get(key)
+        if value == TODO or (isinstance(value, list) and TODO in value):
+            raise SchemaError(f"{source}: column '{name}' still has '{key}: {TODO}'; replace it with the column's public "
+                              f"{_TODO_HELP[key]} (from public knowledge, never the data), or delete the column")
+
+
+_TODO_HELP = {"type": "type (one of " + _TYPES + ")", "categories": "list of categories",
+              "min": "lower bound", "max": "upper bound", "bins": "number of bins", "nullable": "nullability (true/false)"}

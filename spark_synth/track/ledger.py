@@ -28,6 +28,14 @@ made at different δs therefore compose without loss. A cap (ε_cap, δ_cap) adm
 when ``ρ_total`` after it is at most ``rho_from_epsilon(ε_cap, δ_cap)`` (rounded down, so the
 reported cumulative ε never exceeds the cap), or when a finished entry already holds its fit.
 
+A schema drafted by ``spark-synth schema init --dp-bounds`` cost ρ and δ_approx (its thresholded
+counts are δ_approx-approximately ρ-zCDP). It is a ``schema`` entry keyed by the pre-pass id,
+charged when the schema is drafted and again (counted once) by every fit using the schema, so
+the ledger the fit is charged to always holds it. Approximate zCDP composes by adding ρ and δ:
+the total is δ_A-approximately ρ_total-zCDP with ``δ_A = Σ δ_approx`` (each pre-pass once), i.e.
+(ε(ρ_total, δ_L), δ_L + δ_A)-DP; the stated δ includes δ_A. A cap (ε_cap, δ_cap) then admits a
+charge when ``ρ_total ≤ rho_from_epsilon(ε_cap, δ_cap − δ_A)`` (none when δ_A ≥ δ_cap).
+
 **Concurrency.** A charge is recorded first (a RUNNING ledger run) and verified second: the sum
 includes every RUNNING and FINISHED entry, so two charges racing for the last of a budget both
 see each other and at worst both are refused — never both admitted. A refused or failed charge
@@ -51,9 +59,10 @@ from .mlflow_tracking import FIT_ID_TAG, ensure_experiment, on_databricks
 from .pyfunc import source_key
 
 ENTRY_TAG = "spark_synth.ledger_entry"
-#: Entry kinds: a fit charged by ``run``/``fit`` as it is made, and a registry release.
-FIT, RELEASE = "fit", "release"
-ENTRY_KINDS = (FIT, RELEASE)
+#: Entry kinds: a fit charged by ``run``/``fit`` as it is made, a registry release, and a schema DP
+#: pre-pass (``schema init --dp-bounds``; keyed by its id, charged again — counted once — by fits using it).
+FIT, RELEASE, SCHEMA = "fit", "release", "schema"
+ENTRY_KINDS = (FIT, RELEASE, SCHEMA)
 SOURCE_TAG = "spark_synth.source_table"
 FIT_RUN_TAG = "spark_synth.fit_run_id"
 CAP_EPSILON_TAG = "spark_synth.budget_cap_epsilon"
@@ -82,6 +91,7 @@ class LedgerEntry:
     released_at: int
     fit_id: str = ""
     kind: str = RELEASE
+    delta_approx: float = 0.0  # δ of approximate-zCDP parts (a schema pre-pass's thresholds), added to the stated δ
 
     @property
     def fit_key(self) -> str:
@@ -93,16 +103,38 @@ class LedgerEntry:
 
 
 def compose(entries: list[LedgerEntry], delta: float | None) -> dict:
-    """Total ρ (each fit counted once) and its (ε, δ) at ``delta`` (default: smallest δ used)."""
-    by_fit: dict[str, float] = {}
+    """Total ρ and δ_approx (each fit or pre-pass counted once) as (ε, δ)-DP at total δ ``delta``
+    (default: the smallest conversion δ used, plus δ_approx).
+
+    The entries compose to δ_approx-approximate ρ-zCDP, which is (ε(ρ, δ − δ_approx), δ)-DP; when
+    ``delta`` (a cap's δ) is not above δ_approx, no ε holds and ``epsilon`` is infinite."""
+    by_fit: dict[str, tuple[float, float]] = {}
     for entry in entries:
-        by_fit[entry.fit_key] = max(by_fit.get(entry.fit_key, 0.0), entry.rho)
-    rho = math.fsum(by_fit.values())
+        rho, approx = by_fit.get(entry.fit_key, (0.0, 0.0))
+        by_fit[entry.fit_key] = (max(rho, entry.rho), max(approx, entry.delta_approx))
+    rho = math.fsum(r for r, _ in by_fit.values())
+    delta_approx = math.fsum(a for _, a in by_fit.values())
     if delta is None:
-        delta = min((e.delta for e in entries), default=None)
-    epsilon = epsilon_from_rho(rho, delta) if delta is not None else 0.0
+        conversion = min((e.delta for e in entries), default=None)
+        delta = None if conversion is None else conversion + delta_approx
+    else:
+        conversion = delta - delta_approx
+    if delta is None:
+        epsilon = 0.0
+    elif conversion <= 0:
+        epsilon = math.inf
+    else:
+        epsilon = epsilon_from_rho(rho, conversion)
     releases = sum(1 for e in entries if e.kind == RELEASE)
-    return {"rho": rho, "epsilon": epsilon, "delta": delta, "releases": releases, "fits": len(by_fit)}
+    return {"rho": rho, "epsilon": epsilon, "delta": delta, "delta_approx": delta_approx, "releases": releases,
+            "fits": sum(1 for e in {e.fit_key: e for e in entries}.values() if e.kind != SCHEMA)}
+
+
+def rho_cap(cap: tuple[float, float], delta_approx: float) -> float:
+    """The most ρ a cap (ε, δ) admits next to ``delta_approx`` of approximate-zCDP entries (−1: none)."""
+    if cap[1] - delta_approx <= 0:
+        return -1.0
+    return rho_from_epsilon(cap[0], cap[1] - delta_approx)
 
 
 def check_cap(epsilon: object, delta: object) -> tuple[float, float]:
@@ -188,8 +220,8 @@ class BudgetLedger:
         out = {"source_table": self.source, "ledger_experiment": self.experiment_name, "cumulative": total,
                "cap": None, "releases": [e.to_dict() for e in entries]}
         if cap:
-            rho_cap = rho_from_epsilon(*cap)
-            out["cap"] = {"epsilon": cap[0], "delta": cap[1], "rho": rho_cap, "rho_left": max(0.0, rho_cap - total["rho"])}
+            most = rho_cap(cap, total["delta_approx"])
+            out["cap"] = {"epsilon": cap[0], "delta": cap[1], "rho": max(most, 0.0), "rho_left": max(0.0, most - total["rho"])}
         return out
 
     # ---- writing ----------------------------------------------------------------------------
@@ -201,21 +233,25 @@ class BudgetLedger:
         client.set_experiment_tag(experiment.experiment_id, CAP_EPSILON_TAG, repr(epsilon))
         client.set_experiment_tag(experiment.experiment_id, CAP_DELTA_TAG, repr(delta))
 
-    def check_room(self, rho: float, what: str) -> None:
-        """Refuse early (recording nothing) when ``rho`` more would pass the cap; :meth:`reserve` decides."""
+    def check_room(self, rho: float, what: str, delta_approx: float = 0.0) -> None:
+        """Refuse early (recording nothing) when ``rho`` (and ``delta_approx``) more would pass the cap;
+        :meth:`reserve` decides."""
         cap = self.cap()
         if cap is None:
             return
         entries = self.entries()
         before = compose(entries, cap[1])
         after = math.fsum([before["rho"], rho])
-        if after > rho_from_epsilon(*cap):
-            total = {"rho": after, "epsilon": epsilon_from_rho(after, cap[1]), "delta": cap[1]}
+        approx = math.fsum([before["delta_approx"], delta_approx])
+        if after > rho_cap(cap, approx):
+            conversion = cap[1] - approx
+            total = {"rho": after, "epsilon": epsilon_from_rho(after, conversion) if conversion > 0 else math.inf,
+                     "delta": cap[1]}
             raise BudgetExhausted(self._refusal(what, rho, total, before, cap, "nothing was measured or written"))
 
     @contextmanager
     def reserve(self, *, fit_run_id: str, rho: float, epsilon: float, delta: float, model: str = "",
-                fit_id: str = "", kind: str = RELEASE):
+                fit_id: str = "", kind: str = RELEASE, delta_approx: float = 0.0):
         """Record a charge of fit ``fit_id``, verify it fits under the cap, and yield it (record-then-verify).
 
         Raises :class:`~spark_synth.errors.BudgetExhausted` (entry ended FAILED) when the table's
@@ -226,7 +262,7 @@ class BudgetLedger:
             raise ParameterError("ledger entry kind", f"one of {list(ENTRY_KINDS)}", kind)
         client = self._client()
         mine = self._record(client, LedgerEntry("", fit_run_id, rho, epsilon, delta, model, None, "RUNNING", 0,
-                                                fit_id, kind))
+                                                fit_id, kind, float(delta_approx)))
         try:
             total, cap = self._verify(mine)
             yield _Reservation(client, mine.run_id, total, cap)
@@ -240,7 +276,8 @@ class BudgetLedger:
     def _record(self, client, entry: LedgerEntry) -> LedgerEntry:
         """Create the RUNNING ledger run of ``entry`` (it counts from now on); returns it with its run id."""
         experiment = self._experiment(create=True)
-        label = f"release {entry.model}" if entry.kind == RELEASE else f"fit {entry.fit_id or entry.fit_run_id}"
+        label = {RELEASE: f"release {entry.model}", SCHEMA: f"schema pre-pass {entry.fit_id}"}.get(
+            entry.kind, f"fit {entry.fit_id or entry.fit_run_id}")
         tags = {ENTRY_TAG: entry.kind, FIT_RUN_TAG: entry.fit_run_id, FIT_ID_TAG: entry.fit_id,
                 "spark_synth.model": entry.model, SOURCE_TAG: self.source}
         run = client.create_run(experiment.experiment_id, run_name=label, tags=tags)
@@ -249,12 +286,13 @@ class BudgetLedger:
 
             stamp = int(time.time() * 1000)  # one batch: a concurrent reader sees all three or none
             client.log_batch(run.info.run_id, metrics=[Metric(key, float(value), stamp, 0) for key, value in
-                                                       (("rho", entry.rho), ("epsilon", entry.epsilon), ("delta", entry.delta))])
+                                                       (("rho", entry.rho), ("epsilon", entry.epsilon), ("delta", entry.delta),
+                                                        ("delta_approx", entry.delta_approx))])
         except BaseException:
             client.set_terminated(run.info.run_id, "FAILED")
             raise
         return LedgerEntry(run.info.run_id, entry.fit_run_id, entry.rho, entry.epsilon, entry.delta, entry.model,
-                           None, "RUNNING", run.info.start_time, entry.fit_id, entry.kind)
+                           None, "RUNNING", run.info.start_time, entry.fit_id, entry.kind, entry.delta_approx)
 
     def _verify(self, mine: LedgerEntry) -> tuple[dict, tuple[float, float] | None]:
         """The cumulative spend with ``mine`` counted; refuses it past the cap unless its fit is already held."""
@@ -265,10 +303,11 @@ class BudgetLedger:
         total = compose(entries, cap[1] if cap else None)
         others = [e for e in entries if e.run_id != mine.run_id]
         held = any(e.fit_key == mine.fit_key and e.status == "FINISHED" for e in others)
-        if cap is not None and total["rho"] > rho_from_epsilon(*cap) and not held:
+        if cap is not None and total["rho"] > rho_cap(cap, total["delta_approx"]) and not held:
             self._client().set_tag(mine.run_id, "spark_synth.refused", "budget cap")
             before = compose(others, total["delta"])
             what = (f"releasing fit {mine.fit_id or '(no fit id)'} of run {mine.fit_run_id}" if mine.kind == RELEASE
+                    else f"charging schema pre-pass {mine.fit_id}" if mine.kind == SCHEMA
                     else f"charging fit {mine.fit_id} of run {mine.fit_run_id}")
             outcome = "nothing was registered" if mine.kind == RELEASE else "nothing was written"
             raise BudgetExhausted(self._refusal(what, mine.rho, total, before, cap, outcome))
@@ -289,7 +328,7 @@ def _entry(run) -> LedgerEntry:
     m, t = run.data.metrics, run.data.tags
     return LedgerEntry(run.info.run_id, t.get(FIT_RUN_TAG, ""), m["rho"], m["epsilon"], m["delta"], t.get("spark_synth.model", ""),
                        t.get("spark_synth.model_version"), run.info.status, run.info.start_time, t.get(FIT_ID_TAG, ""),
-                       t[ENTRY_TAG])
+                       t[ENTRY_TAG], float(m.get("delta_approx", 0.0)))
 
 
 class _Reservation:

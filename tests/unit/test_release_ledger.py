@@ -78,7 +78,7 @@ def test_compose_adds_rho_once_per_fit_and_converts_at_the_stated_delta():
     assert total["epsilon"] == epsilon_from_rho(0.03, 1e-9)
     at_cap = compose(entries, 1e-5)
     assert at_cap["epsilon"] == epsilon_from_rho(0.03, 1e-5) < total["epsilon"]
-    assert compose([], None) == {"rho": 0.0, "epsilon": 0.0, "delta": None, "releases": 0, "fits": 0}
+    assert compose([], None) == {"rho": 0.0, "epsilon": 0.0, "delta": None, "delta_approx": 0.0, "releases": 0, "fits": 0}
 
 
 def test_ledger_names_are_stable_and_keep_sources_apart():

@@ -1,0 +1,51 @@
+"""The recorded cost of a DP schema pre-pass: what a schema file drafted with ``--dp-bounds`` spent.
+
+The pre-pass is δ_approx-approximately ρ-zCDP (its thresholded counts cost δ_approx; see
+:mod:`spark_synth.privacy.thresholding`), stated as (ε, δ)-DP with ``epsilon`` the conversion of ρ at
+``delta_conversion`` and ``delta = delta_conversion + delta_approx``. It was spent once, on the
+table the schema was drafted from; every fit using the schema adds ``delta_approx`` to its δ.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from ..errors import SchemaError
+
+
+@dataclass(frozen=True)
+class PrepassCost:
+    """``id`` (a random UUID, the pre-pass's ledger key), ρ, δ_approx and the (ε, δ) statement."""
+
+    id: str
+    rho: float
+    delta_approx: float
+    epsilon: float
+    delta_conversion: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise SchemaError(f"dp_prepass: 'id' must be a non-empty string; got {self.id!r}")
+        for key in ("rho", "delta_approx", "epsilon", "delta_conversion"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise SchemaError(f"dp_prepass: '{key}' must be a finite number >= 0; got {value!r}")
+        if not (0 < self.delta_conversion < 1) or not self.delta < 1:
+            raise SchemaError(f"dp_prepass: delta_conversion + delta_approx must be in (0, 1); got "
+                              f"{self.delta_conversion!r} + {self.delta_approx!r}")
+
+    @property
+    def delta(self) -> float:
+        return self.delta_conversion + self.delta_approx
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "delta": self.delta}
+
+    @classmethod
+    def from_dict(cls, raw: object, source: str) -> "PrepassCost":
+        keys = ("id", "rho", "delta_approx", "epsilon", "delta_conversion")
+        if not isinstance(raw, dict) or any(k not in raw for k in keys):
+            raise SchemaError(f"{source}: 'dp_prepass' must be the mapping `schema init --dp-bounds` wrote, with {list(keys)}; "
+                              f"restore it (or delete the file and draft it again)")
+        return cls(**{k: raw[k] for k in keys})

@@ -1,0 +1,137 @@
+"""A schema draft from a table's *declared* storage types (names and types only, never values).
+
+``spark-synth schema init`` reads a table's declared structure (Parquet/Delta/catalog types; a
+CSV declares every column a string) and drafts a schema file: integer and floating-point columns
+become ``integer`` / ``continuous`` with ``TODO`` bounds, string columns ``categorical`` with
+``TODO`` categories — and a CSV's columns get ``type: TODO``, since guessing a type from the
+values would be a data-dependent release. Everything drafted here is public by construction; the
+user fills the ``TODO``s from public knowledge (or a DP pre-pass does: :mod:`spark_synth.prepass`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from ..errors import ParameterError, SchemaError
+from .readers import TODO
+
+#: Declared Spark types (``DataType.simpleString()``) by the kind of schema column they draft.
+_INTEGRAL = {"tinyint", "smallint", "int", "bigint", "byte", "short", "integer", "long"}
+_FRACTIONAL = {"float", "double", "real"}
+_STRING = {"string"}
+_LATER = {"boolean", "date", "timestamp", "timestamp_ntz"}
+
+#: Kinds a declared column can have: what its draft (and a DP pre-pass) may make of it.
+STRING, INTEGRAL, FRACTIONAL, UNDECLARED = "string", "integral", "fractional", "undeclared"
+
+
+@dataclass(frozen=True)
+class DeclaredColumn:
+    """A column's name and declared storage type as the table's metadata states them."""
+
+    name: str
+    spark_type: str
+    nullable: bool = True
+
+    @property
+    def kind(self) -> str | None:
+        """``string`` / ``integral`` / ``fractional`` / ``undeclared`` (a CSV's text), or None if unsupported."""
+        t = self.spark_type.lower()
+        if t in _INTEGRAL:
+            return INTEGRAL
+        if t in _FRACTIONAL or t.startswith("decimal"):
+            return FRACTIONAL
+        if t in _STRING or re.fullmatch(r"(var)?char\(\d+\)", t):
+            return STRING
+        if t == UNDECLARED:
+            return UNDECLARED
+        return None
+
+
+def declared_columns(struct, from_csv: bool) -> list[DeclaredColumn]:
+    """The declared columns of a Spark ``StructType`` (a CSV's columns are all ``undeclared``)."""
+    return [DeclaredColumn(f.name, UNDECLARED if from_csv else f.dataType.simpleString(), bool(f.nullable))
+            for f in struct.fields]
+
+
+def pick_columns(declared: list[DeclaredColumn], columns: list[str] | None, exclude: list[str] | None) -> list[DeclaredColumn]:
+    """The columns to draft: ``columns`` (in table order; default all) minus ``exclude``.
+
+    Refuses unknown names, an empty selection, and columns of a type no schema column can hold."""
+    names = [c.name for c in declared]
+    for flag, given in (("--columns", columns), ("--exclude", exclude)):
+        unknown = [n for n in (given or []) if n not in names]
+        if unknown:
+            raise ParameterError(flag, f"names of the table's columns {names}", unknown)
+    keep = set(columns) if columns else set(names)
+    keep -= set(exclude or [])
+    picked = [c for c in declared if c.name in keep]
+    if not picked:
+        raise ParameterError("--columns/--exclude", "a selection that leaves at least one column", sorted(keep))
+    unsupported = [f"{c.name} ({c.spark_type})" for c in picked if c.kind is None]
+    if unsupported:
+        later = any(c.spark_type.lower() in _LATER for c in picked if c.kind is None)
+        hint = " (boolean/date/timestamp columns are not supported yet: cast them to strings or numbers)" if later else ""
+        raise SchemaError(f"columns {unsupported} have types no schema column can hold{hint}; leave them out with "
+                          f"--exclude NAME")
+    return picked
+
+
+def draft_column(column: DeclaredColumn) -> dict:
+    """The schema-file entry of one declared column, with ``TODO`` for what only the user knows."""
+    out: dict = {"name": column.name}
+    if column.kind == STRING:
+        out.update(type="categorical", categories=TODO)
+    elif column.kind == INTEGRAL:
+        out.update(type="integer", min=TODO, max=TODO)
+    elif column.kind == FRACTIONAL:
+        out.update(type="continuous", min=TODO, max=TODO)
+    elif column.kind == UNDECLARED:
+        out.update(type=TODO)
+    else:
+        raise SchemaError(f"column '{column.name}' has type {column.spark_type}, which no schema column can hold")
+    if not column.nullable:
+        out["nullable"] = False
+    return out
+
+
+HEADER = """\
+# Drafted by `spark-synth schema init` from {source}.
+# Only the table's declared column names and storage types were read, never its values.
+# EVERYTHING IN THIS FILE IS TREATED AS PUBLIC: names, types, categories and bounds are not
+# protected by the differential-privacy guarantee, so fill in each TODO from public knowledge
+# (documentation, code lists, physical limits), never by looking at the data.
+#   type: categorical (categories: [a, b, ...]) | ordinal (categories in order)
+#       | integer / continuous (min: LOW, max: HIGH [, bins: N])
+# `spark-synth run` refuses a schema that still holds a TODO, naming the column.
+"""
+
+DP_HEADER = """\
+# Bounds and categories marked "DP" below were estimated by a differentially private pre-pass
+# over the table's values (see dp_prepass): they are DP outputs, and its cost (rho, delta) was
+# charged to the table's budget ledger; its delta is added to that of every fit using this file.
+"""
+
+
+def render_yaml(columns: list[dict], *, source: str, notes: dict[str, str] | None = None,
+                prepass: dict | None = None) -> str:
+    """The schema file's text: the public-data header, then one entry per column with its note."""
+    notes = notes or {}
+    parts = [HEADER.format(source=source)]
+    if prepass is not None:
+        parts.append(DP_HEADER)
+        parts.append(yaml.safe_dump({"dp_prepass": prepass}, sort_keys=False, width=10**6))
+    parts.append("columns:\n")
+    for column in columns:
+        if column["name"] in notes:
+            parts.append(f"  # {_one_line(column['name'])}: {notes[column['name']]}\n")
+        text = yaml.safe_dump([column], sort_keys=False, default_flow_style=None, width=10**6, allow_unicode=True)
+        parts.append("".join(f"  {line}\n" for line in text.splitlines()))
+    return "".join(parts)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())

@@ -1,0 +1,135 @@
+"""``spark-synth schema init``: draft a schema file from a table's declared types (optionally with a
+DP pre-pass for bounds and categories), written atomically. Returns the one-line JSON summary."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import OutputError, ParameterError
+from .schema.draft import declared_columns, draft_column, pick_columns, render_yaml
+
+
+def init_schema(*, input: str, output: str, columns: list[str] | None = None, exclude: list[str] | None = None,
+                dp_epsilon: float | None = None, dp_delta: float | None = None, overwrite: bool = False,
+                mlflow: bool = True, dataset_id: str | None = None, spark_profile: str = "local", spark=None) -> dict:
+    """Draft a schema for ``input`` and write it to ``output`` (a .yaml file).
+
+    Without ``dp_epsilon`` only the declared names and types are read (no data row). With it, a DP
+    pre-pass (:mod:`spark_synth.prepass`) at (``dp_epsilon``, ``dp_delta``) fills in types, bounds and
+    categories; its cost is recorded in the file and, with MLflow on, charged to the table's ledger.
+    """
+    from .io import read_input
+    from .session import get_spark
+
+    started = time.perf_counter()
+    target = check_schema_output(output, overwrite)
+    if dp_epsilon is None and dp_delta is not None:
+        raise ParameterError("--dp-delta", "given together with --dp-bounds EPSILON", dp_delta)
+    if dp_epsilon is not None:  # both checked before any read
+        if isinstance(dp_epsilon, bool) or not isinstance(dp_epsilon, (int, float)) or not 0 < dp_epsilon < float("inf"):
+            raise ParameterError("--dp-bounds", "a finite epsilon > 0 for the DP pre-pass", dp_epsilon)
+        if dp_delta is not None and (isinstance(dp_delta, bool) or not isinstance(dp_delta, (int, float))
+                                     or not 0 < dp_delta < 1):
+            raise ParameterError("--dp-delta", "a number in the open interval (0, 1), e.g. 1e-9", dp_delta)
+    spark = spark or get_spark(spark_profile)
+    df = read_input(spark, input)
+    from_csv = _is_csv(spark, df, input)
+    picked = pick_columns(declared_columns(df.schema, from_csv), columns, exclude)
+    drafted = [draft_column(c) for c in picked]
+    notes = {c.name: f"declared {'as CSV text (type not declared)' if from_csv else c.spark_type}" for c in picked}
+    prepass, ledger = None, None
+    if dp_epsilon is not None:
+        from .commands import dataset_key
+        from .prepass import DEFAULT_DELTA, plan_prepass, run_prepass
+
+        dataset = dataset_key(dataset_id, input)
+        plan = plan_prepass(picked, dp_epsilon, DEFAULT_DELTA if dp_delta is None else dp_delta)
+        if mlflow:
+            _ledger(dataset).check_room(plan.cost.rho, "the schema DP pre-pass", delta_approx=plan.cost.delta_approx)
+        from .measure.profile import profile_columns
+
+        result = run_prepass(lambda requests, grid: profile_columns(df, requests, grid), plan)
+        drafted = [result.columns.get(c["name"], c) for c in drafted]
+        notes = {**notes, **result.notes}
+        prepass = {**result.cost.to_dict(), "input": str(input), "dataset_id": dataset}
+        if mlflow:
+            ledger = _charge(_ledger(dataset), result.cost)
+    text = render_yaml(drafted, source=str(input), notes=notes, prepass=prepass)
+    _check_roundtrip(text, drafted)
+    write_atomically(target, text)
+    todo = [c["name"] for c in drafted if _has_todo(c)]
+    return {"command": "schema init", "input": str(input), "output": str(target.resolve()), "columns": len(drafted),
+            "todo": todo, "dp_prepass": prepass, "ledger": ledger, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def check_schema_output(output: str, overwrite: bool) -> Path:
+    """A writable ``.yaml``/``.yml`` path in an existing folder, not already there unless ``overwrite``."""
+    path = Path(output)
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        raise ParameterError("--output", "a .yaml or .yml file path (the schema is written as commented YAML)", output)
+    if path.is_dir():
+        raise OutputError(f"output '{output}' is a folder; pass a .yaml file path")
+    if path.exists() and not overwrite:
+        raise OutputError(f"output '{output}' exists already; pass --overwrite to replace it, or choose a new path")
+    if not path.parent.is_dir():
+        raise OutputError(f"output '{output}': folder '{path.parent}' does not exist; create it first")
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a hidden temporary file beside ``path``, then rename it into place."""
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _is_csv(spark, df, source: str) -> bool:
+    """Whether ``source`` was read as CSV (its declared types are then all text)."""
+    from .io.locations import format_from_extension
+
+    if format_from_extension(source) == "csv":
+        return True
+    files = df.inputFiles() if hasattr(df, "inputFiles") else []
+    return bool(files) and all(".csv" in Path(f).name.lower() for f in files)
+
+
+def _has_todo(column: dict) -> bool:
+    from .schema.readers import TODO
+
+    return any(v == TODO or (isinstance(v, list) and TODO in v) for v in column.values())
+
+
+def _check_roundtrip(text: str, drafted: list[dict]) -> None:
+    """The written text parses back to exactly the drafted columns (a rendering bug never ships)."""
+    import yaml
+
+    from .errors import InternalError
+
+    if yaml.safe_load(text).get("columns") != drafted:
+        raise InternalError("the drafted schema does not read back as drafted")
+
+
+def _ledger(dataset: str):
+    from .track import BudgetLedger, use_store
+
+    use_store()
+    return BudgetLedger(dataset)
+
+
+def _charge(ledger, cost) -> dict:
+    """Charge the pre-pass (spent once, keyed by its id) to the table's budget ledger."""
+    from .track.ledger import SCHEMA
+
+    with ledger.reserve(kind=SCHEMA, fit_run_id="", fit_id=cost.id, rho=cost.rho, epsilon=cost.epsilon,
+                        delta=cost.delta_conversion, delta_approx=cost.delta_approx) as reservation:
+        total = reservation.cumulative
+    return {"dataset_id": ledger.source, "ledger_experiment": ledger.experiment_name, "cumulative_rho": total["rho"],
+            "cumulative_epsilon": total["epsilon"], "cumulative_delta": total["delta"]}
