@@ -37,10 +37,10 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         from .evaluate.command import check_request
 
         evaluate = check_request(evaluate, schema, config.output, config.overwrite)
+    synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
+                        engine_options=config.engine_options)  # before Spark starts: a bad engine fails fast
     spark = spark or get_spark(config.spark_profile)
     location = check_output(spark, config.output, config.overwrite)
-    synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
-                        engine_options=config.engine_options)
     dataset = dataset_key(config.dataset_id, config.input)
     params = _run_params(config, synth, schema, dataset)
     with _tracking(config.mlflow, f"run-{config.engine}", dataset) as tracker:

@@ -10,9 +10,10 @@ Python worker would otherwise pay for.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Iterator, MutableMapping
 
-from ..errors import InternalError, ParameterError
+from ..errors import InternalError, ParameterError, UserInputError
 from .base import Engine, FittedModel, LocalTaskRunner, MeasurementOracle, TaskRunner
 from .independent import IndependentEngine, IndependentModel
 
@@ -127,7 +128,12 @@ def get_engine(name: str, **options) -> Engine:
     """Instantiate the engine called ``name`` with its options (names and types checked)."""
     if name not in ENGINES:
         raise ParameterError("engine", f"one of {sorted(ENGINES)}", name)
-    return ENGINES[name](**options)
+    cls = ENGINES[name]
+    for module, extra in cls.requires:
+        if importlib.util.find_spec(module) is None:
+            raise UserInputError(f"engine '{name}' needs {module}, which is not installed here; install the extra: "
+                                 f"pip install 'spark-synth[{extra}]' (or pick --engine independent)")
+    return cls(**options)
 
 
 def model_class(name: str) -> type[FittedModel]:

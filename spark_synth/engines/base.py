@@ -148,6 +148,8 @@ class Engine(ABC):
 
     name: ClassVar[str]
     model_class: ClassVar[type[FittedModel]]
+    #: Optional dependencies (``(module, extra)``) the engine needs at fit time; checked when it is built.
+    requires: ClassVar[tuple[tuple[str, str], ...]] = ()
     config_class: ClassVar[type] = NoOptions
 
     def __init__(self, **options):

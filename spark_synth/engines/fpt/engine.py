@@ -63,6 +63,7 @@ class FptEngine(Engine):
     """Treewidth-bounded private synthetic data for counting-query workloads."""
 
     name = "fpt"
+    requires = (("torch", "torch"),)
     model_class = FptModel
     config_class = FptConfig
 

@@ -145,6 +145,7 @@ class SpliceEngine(Engine):
     """Sliced Chebyshev moment matching (SPLICE) with 1-way marginal anchors."""
 
     name = "splice"
+    requires = (("torch", "torch"),)
     model_class = SpliceModel
     config_class = SpliceConfig
 

@@ -1,0 +1,155 @@
+"""Installed as users get it: the wheel, outside the repository.
+
+1. The wheel in a fresh virtualenv whose dependencies are this environment's (a ``.pth`` file; the
+   repository is nowhere on the path): ``run``, ``fit``, ``sample`` and ``evaluate`` from an empty
+   folder, with the packaged Spark profile, engine defaults and sample data.
+2. The wheel WITHOUT the ``local`` extra, next to another pyspark in the supported range (as on a
+   Databricks runtime, whose Spark is not ours): it imports, fits and samples on a plain Spark session
+   (no Delta jars), and an engine that needs the ``torch`` extra is refused naming the extra. That
+   virtualenv is cached under ``~/.cache/spark-synth`` (keyed by the dependency spec and pyspark
+   version), so only its first run downloads anything.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.spark
+
+#: The pyspark the no-``local``-extra check installs (the ``local`` extra pins 4.0.1).
+OTHER_PYSPARK = "4.1.4"
+SAMPLE = ["adult_sample.csv", "adult_sample.schema.json"]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("source") / "spark-synth"
+    # built from a copy: setuptools' build/ folder in the clone could carry files deleted since
+    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__",
+                                                                     ".spark-synth"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out),
+                    str(source)], check=True, capture_output=True, timeout=600)
+    (found,) = out.glob("spark_synth-*.whl")
+    return found
+
+
+def _clean_env(home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_REMOTE", "PYSPARK_PYTHON",
+                                                            "SPARK_SYNTH_CONF", "MLFLOW_TRACKING_URI")}
+    return {**env, "SPARK_SYNTH_HOME": str(home)}
+
+
+def _copy_sample(python: Path, folder: Path, env: dict) -> str:
+    """Copy the packaged sample out of the INSTALLED package; return where spark_synth was imported from."""
+    code = ("import shutil, spark_synth; from importlib.resources import files; "
+            f"[shutil.copy(files('spark_synth') / 'data' / n, n) for n in {SAMPLE!r}]; print(spark_synth.__file__)")
+    done = subprocess.run([str(python), "-c", code], cwd=folder, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_wheel_ships_what_the_package_reads(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {"spark_synth/conf/spark/local.yaml", "spark_synth/conf/spark/cluster.yaml",
+                *(f"spark_synth/conf/engines/{e}.yaml" for e in ("independent", "splice", "fpt", "dgm")),
+                *(f"spark_synth/data/{n}" for n in SAMPLE)}
+    assert expected <= names, expected - names
+    assert not any(n.startswith(("tests/", "conf/", "benchmarks/")) for n in names)
+
+
+def test_wheel_runs_every_command_from_an_empty_folder(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "reuse_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", "--no-deps",
+                    "--force-reinstall", str(wheel)], check=True, capture_output=True, timeout=600)
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = _clean_env(work / ".spark-synth")
+    assert _copy_sample(venv / "bin" / "python", work, env).startswith(str(site))
+
+    cli = str(venv / "bin" / "spark-synth")
+    common = ["--input", SAMPLE[0], "--schema", SAMPLE[1], "--engine", "independent", "--epsilon", "1", "--delta", "1e-9"]
+    done = subprocess.run([cli, "run", *common, "--rows", "500", "--output", "out.parquet", "--seed", "0"], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=900)  # the console script itself
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = json.loads(done.stdout.strip().splitlines()[-1])
+    # fit, sample and evaluate through the CLI's entry point in ONE process (one JVM start, not three)
+    steps = [["fit", *common, "--model", "model"],
+             ["sample", "--model", "model", "--rows", "400", "--output", "tables/sampled", "--seed", "1"],
+             ["evaluate", "--real", SAMPLE[0], "--synthetic", "out.parquet", "--schema", SAMPLE[1], "--out", "report",
+              "--no-mlflow"]]
+    code = f"import sys; from spark_synth.cli import main; sys.exit(max(main(a) for a in {steps!r}))"
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    fit, sample, _ = (json.loads(line) for line in done.stdout.strip().splitlines() if line.startswith("{"))
+    assert run["rows"] == 500 and run["mlflow_run_id"] and fit["mlflow_run_id"] and sample["rows"] == 400
+    assert (work / ".spark-synth" / "mlflow.db").is_file()  # the embedded default MLflow store, in the empty folder
+    assert (work / "tables" / "sampled" / "_delta_log").is_dir()  # a folder output is a Delta table by default
+    assert (work / "report" / "metrics.json").is_file()
+
+
+def _runtime_venv(wheel: Path) -> Path:
+    """A cached venv holding the base dependencies (no extras) and pyspark OTHER_PYSPARK; the wheel reinstalled."""
+    spec = (REPO_ROOT / "pyproject.toml").read_bytes() + f"{OTHER_PYSPARK} {sys.version}".encode()
+    venv = Path.home() / ".cache" / "spark-synth" / f"runtime-pyspark-{OTHER_PYSPARK}-{hashlib.sha256(spec).hexdigest()[:12]}"
+    python = venv / "bin" / "python"
+    if not (venv / ".complete").is_file():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv)], check=True, timeout=120)
+        subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", str(wheel),
+                        f"pyspark=={OTHER_PYSPARK}"], check=True, capture_output=True, timeout=1800)
+        (venv / ".complete").touch()
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    "--force-reinstall", str(wheel)], check=True, capture_output=True, timeout=600)
+    return venv
+
+
+FIT_ON_A_PLAIN_SESSION = """
+import json, os, sys, pyspark
+from pyspark.sql import SparkSession
+os.environ["PYSPARK_PYTHON"] = sys.executable  # on a cluster the runtime sets its workers' Python
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+from spark_synth import RunConfig
+from spark_synth.commands import run
+summary = run(RunConfig(input="adult_sample.csv", schema="adult_sample.schema.json", engine="independent", epsilon=1.0,
+                        delta=1e-9, rows=300, output="out.parquet", seed=0, mlflow=False))
+print(json.dumps({"pyspark": pyspark.__version__, "rows": spark.read.parquet("out.parquet").count(), **summary}))
+"""
+
+
+def test_wheel_without_the_local_extra_next_to_another_pyspark(wheel, tmp_path):
+    venv = _runtime_venv(wheel)
+    python = venv / "bin" / "python"
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = _clean_env(work / ".spark-synth")
+    _copy_sample(python, work, env)
+    missing = subprocess.run([str(python), "-c", "import importlib.util as u; print([m for m in ('delta', 'torch') "
+                                                 "if u.find_spec(m)])"], capture_output=True, text=True, check=True)
+    assert missing.stdout.strip() == "[]"  # neither extra came with the base install
+
+    done = subprocess.run([str(python), "-c", FIT_ON_A_PLAIN_SESSION], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["pyspark"] == OTHER_PYSPARK and summary["rows"] == 300 and summary["dp_guarantee"] is True
+
+    refused = subprocess.run([str(venv / "bin" / "spark-synth"), "run", "--input", SAMPLE[0], "--schema", SAMPLE[1],
+                              "--engine", "splice", "--epsilon", "1", "--delta", "1e-9", "--rows", "10", "--output", "o.parquet",
+                              "--no-mlflow"], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert refused.returncode == 2
+    assert "needs torch" in refused.stderr and "spark-synth[torch]" in refused.stderr
+    assert not (work / "o.parquet").exists()
