@@ -70,6 +70,11 @@ def quote_table_name(name: str | tuple[str, ...]) -> str:
     return ".".join(_quote(part) for part in parts)
 
 
+def canonical_table_name(parts: tuple[str, ...]) -> str:
+    """One spelling per name: plain parts as they are, any other part in backticks (``a.`b-c```)."""
+    return ".".join(part if _PLAIN_PART.fullmatch(part) else _quote(part) for part in parts)
+
+
 def _quote(text: str) -> str:
     return "`" + text.replace("`", "``") + "`"
 

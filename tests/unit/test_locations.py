@@ -80,3 +80,12 @@ def test_an_output_naming_the_input_table_with_backticks_is_still_the_input():
     with pytest.raises(OutputError, match="is the input"):
         check_output_apart("Sales.Customers", "`sales`.`customers`")
     check_output_apart("sales.customers", "sales.`customers-synthetic`")  # another table: fine
+
+
+def test_one_table_spelled_two_ways_has_one_budget_ledger():
+    from spark_synth.track import source_key
+
+    assert source_key("Main.`Sales`.`customers`") == source_key("main.sales.customers") == "main.sales.customers"
+    assert source_key("main.default.`My-Table`") == "main.default.`my-table`"
+    assert source_key("sales ` dataset") == "sales ` dataset"  # a free-form --dataset-id stays as it is
+    assert source_key("./data/a.csv").endswith("/data/a.csv")
