@@ -31,7 +31,8 @@ class Location:
 
     @property
     def identifier(self) -> str:
-        """How Spark SQL names a Delta output: the table's name, each part in backticks, or ``delta.`path```."""
+        """How Spark SQL names a Delta output: the table's name, each part in backticks, or ``delta.`path```
+        (Delta takes a path there only when it is absolute or a URI: qualify a relative one first)."""
         if self.is_table:
             return quote_table_name(self.target)
         return f"delta.{_quote(self.target.rstrip('/') or '/')}"

@@ -82,11 +82,17 @@ def write_output(spark, df, location: Location, overwrite: bool = False, provena
     ``provenance`` (when given) in its table properties, comment and commit; CSV and Parquet do not."""
     if location.is_table:
         _set_aside_unregistered_table(spark, location.target)
-        _write_delta(spark, df, location.identifier, overwrite, provenance)
+        try:
+            _write_delta(spark, df, location.identifier, overwrite, provenance)
+        except Exception as exc:
+            if _condition(exc) == "INVALID_SCHEMA_OR_RELATION_NAME":  # e.g. a hyphen, outside Unity Catalog
+                raise OutputError(f"output table '{location.target}' is not a valid table name in this catalog (it "
+                                  f"takes letters, digits and _ only); choose another name") from None
+            raise
         return location.target
     target = location.target.rstrip("/")
     if location.format == "delta" and overwrite and filesystem.exists(spark, target):
-        _write_delta(spark, df, Location(target, False, "delta").identifier, True, provenance)
+        _write_delta(spark, df, _path_identifier(spark, target), True, provenance)
         return filesystem.qualified(spark, target)
     staging = _hidden_sibling(target, "staging")
     replaced = None
@@ -94,7 +100,7 @@ def write_output(spark, df, location: Location, overwrite: bool = False, provena
         if location.format == "csv":
             df.write.mode("errorifexists").option("header", True).csv(staging)
         elif location.format == "delta":
-            _write_delta(spark, df, Location(staging, False, "delta").identifier, False, provenance)
+            _write_delta(spark, df, _path_identifier(spark, staging), False, provenance)
         else:
             df.write.mode("errorifexists").format(location.format).save(staging)
         if overwrite and filesystem.exists(spark, target):
@@ -112,6 +118,12 @@ def write_output(spark, df, location: Location, overwrite: bool = False, provena
         if replaced is not None:
             filesystem.delete(spark, replaced)
     return filesystem.qualified(spark, target)
+
+
+def _path_identifier(spark, path: str) -> str:
+    """``delta.`<path>``` with the path qualified as the file system resolves it (Delta reads a
+    relative one as a table name)."""
+    return Location(filesystem.qualified(spark, path), False, "delta").identifier
 
 
 def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenance | None) -> None:
@@ -135,6 +147,15 @@ def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenan
             spark.conf.unset(USER_METADATA_CONF)
         else:
             spark.conf.set(USER_METADATA_CONF, previous)
+
+
+def _condition(exc: BaseException) -> str:
+    """Spark's error condition of ``exc`` (e.g. ``INVALID_SCHEMA_OR_RELATION_NAME``), or ''."""
+    getter = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    try:
+        return str(getter() or "") if getter else ""
+    except Exception:
+        return ""
 
 
 _COMMIT = re.compile(r"^\d+\.json$")  # a committed version in a _delta_log

@@ -2,6 +2,7 @@
 version, fit id and MLflow run id in its table properties, its commit's userMetadata and its comment."""
 
 import json
+import os
 import uuid
 
 import mlflow
@@ -9,7 +10,8 @@ import pytest
 
 from spark_synth._version import __version__
 from spark_synth.cli import main
-from spark_synth.io import Provenance, check_output, quote_table_name, write_output
+from spark_synth.errors import OutputError
+from spark_synth.io import Provenance, check_output, filesystem, quote_table_name, write_output
 from spark_synth.io.writers import USER_METADATA_CONF
 
 pytestmark = pytest.mark.spark
@@ -83,6 +85,25 @@ def test_delta_outputs_carry_provenance_in_one_commit_and_a_replace_keeps_nothin
         spark.conf.unset(USER_METADATA_CONF)
         if kind == "table":
             spark.sql(f"DROP TABLE IF EXISTS {identifier}")
+
+
+def test_a_relative_delta_path_is_written_where_it_says(spark, tmp_path):
+    """Regression: Delta reads ``delta.`rel/path``` as a table ``rel/path`` in a schema ``delta``, not a path."""
+    assert filesystem.qualified(spark, ".") == f"file:{os.getcwd()}"  # the JVM resolves relative paths from here too
+    relative = os.path.relpath(tmp_path / "sub" / "out")  # ../../tmp/pytest-…/sub/out: nothing written in the repo
+    write_output(spark, spark.range(4), check_output(spark, relative), provenance=SECOND)
+    write_output(spark, spark.range(2), check_output(spark, relative + "/", True), True, provenance=FIRST)
+    assert spark.read.format("delta").load(str(tmp_path / "sub" / "out")).count() == 2
+    assert spark_synth_properties(detail(spark, f"delta.`{tmp_path / 'sub' / 'out'}`")["properties"]) == FIRST.to_properties()
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["out"]
+
+
+def test_a_name_the_local_catalog_refuses_is_one_output_error(spark):
+    """Unity Catalog takes main.default.`my-table`; the local (Hive) catalog does not: a user error, not a crash."""
+    name = f"default.`my-table-{uuid.uuid4().hex[:6]}`"
+    with pytest.raises(OutputError, match=r"is not a valid table name in this catalog .*; choose another name"):
+        write_output(spark, spark.range(2), check_output(spark, name), provenance=FIRST)
+    assert not spark.catalog.tableExists(name)
 
 
 def test_parquet_and_csv_outputs_are_unchanged(spark, tmp_path):
