@@ -11,7 +11,7 @@ import pytest
 from spark_synth._version import __version__
 from spark_synth.cli import main
 from spark_synth.errors import OutputError
-from spark_synth.io import Provenance, check_output, filesystem, quote_table_name, write_output
+from spark_synth.io import Provenance, check_output, filesystem, quote_table_name, read_input, write_output
 from spark_synth.io.writers import USER_METADATA_CONF
 
 pytestmark = pytest.mark.spark
@@ -81,6 +81,8 @@ def test_delta_outputs_carry_provenance_in_one_commit_and_a_replace_keeps_nothin
         assert second["description"] == SECOND.comment()
         assert history(spark, identifier)[1] == (1, "CREATE OR REPLACE TABLE AS SELECT", SECOND.user_metadata())
         assert spark.table(identifier).count() == 3
+        if kind == "table":  # a quoted name reads back as that table too
+            assert read_input(spark, target).count() == 3
     finally:
         spark.conf.unset(USER_METADATA_CONF)
         if kind == "table":
