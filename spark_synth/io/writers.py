@@ -168,7 +168,7 @@ def _set_aside_unregistered_table(spark, name: str) -> None:
     (``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION``). That table was never reported written: move it
     aside to a hidden sibling so the new one can be created. Only exactly that is moved: a log whose
     one commit (version 0) created a *managed* table; anything else (an external table's files, a
-    table with history) is left for ``saveAsTable`` to refuse. (Data files of a create killed
+    table with history) is left for the create to refuse. (Data files of a create killed
     *before* its commit are no obstacle: Delta leaves them unreferenced.) Best effort: anything
     unexpected (another catalog, no such database, storage that cannot be read) changes nothing."""
     parts = parse_table_name(name)
