@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--allow-non-dp", action="store_true",
                      help="release a fit that is NOT covered by the DP guarantee (e.g. dgm validator=real); "
                           "without it such a fit is refused. The version is tagged spark_synth.dp=false")
+    rel.add_argument("--alias", default=None,
+                     help="point this registered-model alias (e.g. champion) at the new version, moving it from any "
+                          "earlier one; load it as models:/NAME@ALIAS (aliases replace the deprecated stages)")
     rel.add_argument("--metrics", default=None,
                      help="JSON file of evaluation metrics to tag the version with (eval_* run metrics are added anyway)")
 
@@ -319,7 +322,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
 
         return release(args.run_id, args.name, source=args.source_table, budget_cap=args.budget_cap,
                        cap_delta=args.cap_delta, metrics=args.metrics, ledger_prefix=args.ledger_prefix,
-                       allow_non_dp=args.allow_non_dp)
+                       allow_non_dp=args.allow_non_dp, alias=args.alias)
     if args.command == "budget":
         from .track.release import budget
 

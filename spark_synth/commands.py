@@ -54,11 +54,13 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
             synth.fit(train, schema)
             params["fit_on"] = "train part (evaluate)"
+        synth.mlflow_run_id_ = tracker.run_id  # recorded on the output (None without MLflow)
         with tracker.charge(synth.privacy_report_):
             tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary())
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
             write_started = time.perf_counter()
-            written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite)
+            written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite,
+                                   provenance(synth))
             timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
             tracker.log_output(written, config.rows, synth.last_seed_, timings)
         evaluation = None
@@ -114,6 +116,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     with _tracking(mlflow, f"fit-{engine}", dataset) as tracker:
         tracker.check_room(synth)
         _fit_from_input(synth, spark, input, parsed)
+        synth.mlflow_run_id_ = tracker.run_id  # saved with the model: `sample` records it on its outputs
         with tracker.charge(synth.privacy_report_):
             tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary())
             saved = synth.save(model)
@@ -140,9 +143,20 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     synth = Synthesizer.load(model)
     spark = spark or get_spark(spark_profile)
     location = check_output(spark, output, overwrite)
-    written = write_output(spark, synth.sample(rows, seed=seed, spark=spark), location, overwrite)
+    written = write_output(spark, synth.sample(rows, seed=seed, spark=spark), location, overwrite, provenance(synth))
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
             "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def provenance(synth: Synthesizer):
+    """The :class:`~spark_synth.io.Provenance` of rows sampled from fitted ``synth``: its fit's spend,
+    guarantee, engine and ids (the MLflow run id only when the fit was tracked), this version."""
+    from .io import Provenance
+
+    report = synth.privacy_report_
+    return Provenance(epsilon=report.epsilon_spent, delta=report.delta, rho=report.rho_spent, engine=synth.engine,
+                      version=__version__, fit_id=report.fit_id, mlflow_run_id=getattr(synth, "mlflow_run_id_", None),
+                      dp=report.dp_guarantee, neighbouring_relation=report.neighbouring_relation)
 
 
 def dataset_key(dataset_id: str | None, source: str) -> str:

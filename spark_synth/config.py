@@ -51,12 +51,12 @@ def check_output_apart(source: str, output: str, *, output_flag: str = "--output
     as :func:`~spark_synth.io.read_input` reads it.
     """
     from .errors import OutputError
-    from .io.locations import is_table_name
+    from .io.locations import is_table_name, quote_table_name
 
     def normal(target: str, is_path: bool, is_source: bool) -> str:
         target = target.strip().rstrip("/") or "/"
         if not is_path and is_table_name(target) and not (is_source and os.path.exists(target)):
-            return "table:" + target.lower()
+            return "table:" + quote_table_name(target).lower()  # db.t and `db`.`t` are one table
         if "://" in target or target.startswith("dbfs:"):
             return target
         return os.path.realpath(os.path.expanduser(target))

@@ -103,6 +103,7 @@ class Synthesizer:
             "schema": self.schema_.to_dict(),
             "model": self.model_.to_state(),
             "privacy": self.privacy_report_.to_dict(),
+            **({"mlflow_run_id": self.mlflow_run_id_} if getattr(self, "mlflow_run_id_", None) else {}),
         }
 
     def save(self, path: str | Path) -> Path:
@@ -131,6 +132,7 @@ class Synthesizer:
         synth.privacy_report_ = PrivacyReport.from_dict(state["privacy"], f"the privacy report in '{file}'")
         synth.measure_passes_ = 0
         synth.timings_ = {}
+        synth.mlflow_run_id_ = state.get("mlflow_run_id")  # the fit's MLflow run, when it was tracked
         return synth
 
     def _check_fitted(self) -> None:

@@ -17,6 +17,11 @@ output: the previous one or the new one, never a subset of rows.
   leaves its hidden siblings behind; they never make a later write fail and can be deleted.
 * A new table whose create was killed after its Delta commit but before the catalog registered it
   is moved aside (``.<name>.unregistered-<id>`` next to it) by the next write to that name.
+
+Every Delta output (a path or a table) is written by one create (or create-or-replace) as select,
+which carries its :class:`~spark_synth.io.provenance.Provenance` in that same commit: the table
+properties ``spark_synth.*``, the table comment and the commit's ``userMetadata``. A replaced table
+keeps none of its previous properties, so they always describe the rows readers see.
 """
 
 from __future__ import annotations
@@ -29,7 +34,11 @@ from pathlib import Path
 
 from ..errors import OutputError
 from . import filesystem
-from .locations import Location, output_location
+from .locations import Location, output_location, parse_table_name
+from .provenance import Provenance
+
+#: Session setting Delta reads a commit's ``userMetadata`` from (the writer option is not used by a create).
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 
 
 def check_output(spark, target: str, overwrite: bool = False) -> Location:
@@ -68,24 +77,32 @@ def _hidden_sibling(target: str, kind: str) -> str:
     return os.path.join(parent, f".{name}.{kind}-{uuid.uuid4().hex[:12]}")
 
 
-def write_output(spark, df, location: Location, overwrite: bool = False) -> str:
-    """Write ``df`` to ``location``; returns where it was written."""
+def write_output(spark, df, location: Location, overwrite: bool = False, provenance: Provenance | None = None) -> str:
+    """Write ``df`` to ``location``; returns where it was written. A Delta output records
+    ``provenance`` (when given) in its table properties, comment and commit; CSV and Parquet do not."""
     if location.is_table:
         _set_aside_unregistered_table(spark, location.target)
-        df.write.format("delta").mode("overwrite" if overwrite else "error").saveAsTable(location.target)
+        try:
+            _write_delta(spark, df, location.identifier, overwrite, provenance)
+        except Exception as exc:
+            if _condition(exc) == "INVALID_SCHEMA_OR_RELATION_NAME":  # e.g. a hyphen, outside Unity Catalog
+                raise OutputError(f"output table '{location.target}' is not a valid table name in this catalog (it "
+                                  f"takes letters, digits and _ only); choose another name") from None
+            raise
         return location.target
     target = location.target.rstrip("/")
     if location.format == "delta" and overwrite and filesystem.exists(spark, target):
-        df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(target)
+        _write_delta(spark, df, _path_identifier(spark, target), True, provenance)
         return filesystem.qualified(spark, target)
     staging = _hidden_sibling(target, "staging")
     replaced = None
     try:
-        writer = df.write.mode("error")
         if location.format == "csv":
-            writer.option("header", True).csv(staging)
+            df.write.mode("error").option("header", True).csv(staging)
+        elif location.format == "delta":
+            _write_delta(spark, df, _path_identifier(spark, staging), False, provenance)
         else:
-            writer.format(location.format).save(staging)
+            df.write.mode("error").format(location.format).save(staging)
         if overwrite and filesystem.exists(spark, target):
             replaced = _hidden_sibling(target, "replaced")
             if not filesystem.rename(spark, target, replaced):
@@ -103,6 +120,44 @@ def write_output(spark, df, location: Location, overwrite: bool = False) -> str:
     return filesystem.qualified(spark, target)
 
 
+def _path_identifier(spark, path: str) -> str:
+    """``delta.`<path>``` with the path qualified as the file system resolves it (Delta reads a
+    relative one as a table name)."""
+    return Location(filesystem.qualified(spark, path), False, "delta").identifier
+
+
+def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenance | None) -> None:
+    """One Delta commit creating (or replacing) ``identifier`` with ``df``'s rows and ``provenance``.
+
+    SQL and DataFrame APIs only (no JVM access), so it works under Spark Connect too. The commit's
+    ``userMetadata`` is set through the session for this write only, then put back as it was."""
+    writer = df.writeTo(identifier).using("delta")
+    if provenance is None:
+        (writer.createOrReplace if replace else writer.create)()
+        return
+    for key, value in provenance.to_properties().items():
+        writer = writer.tableProperty(key, value)
+    writer = writer.tableProperty("comment", provenance.comment()).option("userMetadata", provenance.user_metadata())
+    previous = spark.conf.get(USER_METADATA_CONF, None)
+    spark.conf.set(USER_METADATA_CONF, provenance.user_metadata())
+    try:
+        (writer.createOrReplace if replace else writer.create)()
+    finally:
+        if previous is None:
+            spark.conf.unset(USER_METADATA_CONF)
+        else:
+            spark.conf.set(USER_METADATA_CONF, previous)
+
+
+def _condition(exc: BaseException) -> str:
+    """Spark's error condition of ``exc`` (e.g. ``INVALID_SCHEMA_OR_RELATION_NAME``), or ''."""
+    getter = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    try:
+        return str(getter() or "") if getter else ""
+    except Exception:
+        return ""
+
+
 _COMMIT = re.compile(r"^\d+\.json$")  # a committed version in a _delta_log
 
 
@@ -113,10 +168,10 @@ def _set_aside_unregistered_table(spark, name: str) -> None:
     (``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION``). That table was never reported written: move it
     aside to a hidden sibling so the new one can be created. Only exactly that is moved: a log whose
     one commit (version 0) created a *managed* table; anything else (an external table's files, a
-    table with history) is left for ``saveAsTable`` to refuse. (Data files of a create killed
+    table with history) is left for the create to refuse. (Data files of a create killed
     *before* its commit are no obstacle: Delta leaves them unreferenced.) Best effort: anything
     unexpected (another catalog, no such database, storage that cannot be read) changes nothing."""
-    parts = name.split(".")
+    parts = parse_table_name(name)
     if len(parts) > 2:
         return  # a three-part name: another catalog, with its own storage layout
     try:

@@ -242,8 +242,18 @@ def log_synthesizer(synth, *, source: str | None = None, params: dict | None = N
 
 
 def source_key(source: str) -> str:
-    """A stable name for a source table: table names as given (lower case), paths made absolute."""
+    """A stable name for a source table: table names in lower case (backticks only around parts that
+    need them, so ``Main.`Sales`.t`` and ``main.sales.t`` are one table), paths made absolute."""
+    from ..errors import UserInputError
+    from ..io.locations import canonical_table_name, parse_table_name
+
     source = source.strip()
+    try:
+        parts = parse_table_name(source)
+    except UserInputError:  # not a table name (e.g. a free-form --dataset-id): as before
+        parts = None
+    if parts is not None:
+        return canonical_table_name(parts).lower()
     if "://" in source or ":/" in source:  # s3://…, abfss://…, dbfs:/…, file:/…
         return source.rstrip("/")
     if "/" in source or source.startswith(".") or Path(source).suffix in (".csv", ".parquet"):

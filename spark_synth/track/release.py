@@ -11,13 +11,16 @@ What ``spark-synth release`` does, in order — nothing is registered unless eve
    the table's cap;
 3. register the model (``mlflow.register_model``: the local SQLite registry, or Unity Catalog for
    ``catalog.schema.model`` names on Databricks) and tag the version: the guarantee under
-   ``spark_synth.*``, and evaluation metrics (which read real rows) only under ``not_private.*``.
+   ``spark_synth.*``, and evaluation metrics (which read real rows) only under ``not_private.*``;
+4. with ``alias``, point that registered-model alias (e.g. ``champion``; MLflow's replacement for the
+   deprecated stages) at the new version — if that fails, the version is deleted again.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
@@ -36,6 +39,21 @@ _ENTRY_FIELDS = ("name", "query", "mechanism", "rho")
 #: Each kind of entry and the noise scale it must state (> 0).
 _ENTRY_SCALE = {MEASUREMENT: "sigma", SELECTION: "scale"}
 #: Entries of this kind (opt-in uses of real rows outside the guarantee) state no scale and spend nothing.
+
+
+_ALIAS = re.compile(r"[A-Za-z0-9_-]{1,255}")
+_VERSION_ALIAS = re.compile(r"[vV]\d+")
+
+
+def check_alias(alias: str | None) -> str | None:
+    """A registered-model alias as MLflow and Unity Catalog accept it, or None; else one ParameterError."""
+    if alias is None:
+        return None
+    if (not isinstance(alias, str) or not _ALIAS.fullmatch(alias) or alias.lower() == "latest"
+            or _VERSION_ALIAS.fullmatch(alias)):
+        raise ParameterError("alias (--alias)", "1 to 255 letters, digits, '_' or '-', other than 'latest' and version "
+                             "names such as 'v3' (e.g. champion)", alias)
+    return alias
 
 
 def check_privacy_report(report: object, where: str = "the run") -> PrivacyReport:
@@ -111,7 +129,7 @@ def read_metrics_file(path: str | Path) -> dict[str, float]:
 
 def release(run_id: str, name: str, *, source: str | None = None, budget_cap: float | None = None,
             cap_delta: float | None = None, metrics: dict | str | Path | None = None,
-            ledger_prefix: str | None = None, allow_non_dp: bool = False) -> dict:
+            ledger_prefix: str | None = None, allow_non_dp: bool = False, alias: str | None = None) -> dict:
     """Register the synthesizer model of MLflow run ``run_id`` as a new version of ``name``.
 
     ``source`` (default: the run's ``spark_synth.source_table`` tag: its dataset id or input) names
@@ -121,6 +139,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
     (a dict or a JSON file) — are tagged as ``not_private.eval_*``. Returns the release summary.
     A fit that used real rows outside the DP guarantee (an opt-in such as DGM's ``validator=real``)
     is refused unless ``allow_non_dp``; its version is then tagged ``spark_synth.dp=false``.
+    ``alias`` (e.g. ``champion``) is then pointed at the new version (moved from any earlier one).
     Raises :class:`~spark_synth.errors.BudgetExhausted` past the cap and
     :class:`~spark_synth.errors.UserInputError` for a run that cannot be released.
     """
@@ -131,6 +150,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
 
     if not isinstance(name, str) or not name.strip():
         raise ParameterError("name", "a registered model name (e.g. adult_synth, or catalog.schema.model on Databricks)", name)
+    alias = check_alias(alias)
     extra = read_metrics_file(metrics) if isinstance(metrics, (str, Path)) else dict(metrics or {})
     use_store()
     client = mlflow.MlflowClient()
@@ -188,6 +208,8 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             **_evaluation_tags(evaluation, evaluation_run),
         }
         version = mlflow.register_model(model_uri, name, tags=tags)
+        if alias is not None:
+            _set_alias(client, name, alias, version.version)
         reservation.confirm(version.version)
     return {
         "model": name,
@@ -205,7 +227,23 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         "ledger_experiment": ledger.experiment_name,
         "evaluation": evaluation,
         "evaluation_run_id": evaluation_run.info.run_id if evaluation_run else None,
+        "alias": alias,
+        **({"alias_uri": f"models:/{name}@{alias}"} if alias else {}),
     }
+
+
+def _set_alias(client, name: str, alias: str, version) -> None:
+    """Point ``alias`` of model ``name`` at ``version``; if the registry refuses, delete that version
+    again (then the release fails as a whole, and its ledger entry does not count)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        client.set_registered_model_alias(name, alias, str(version))
+    except MlflowException as exc:
+        client.delete_model_version(name, str(version))
+        reason = str(exc.message if hasattr(exc, "message") else exc).splitlines()[0]
+        raise UserInputError(f"the registry refused alias '{alias}' for model '{name}' ({reason}); nothing was "
+                             "released — check the alias and your permissions on the model") from None
 
 
 def _eval_metrics(run) -> dict[str, float]:

@@ -322,6 +322,8 @@ CASES = {
     "input-unknown-extension": Case(_unknown_extension, ("cannot tell the format", ".csv or .parquet")),
     "input-unknown-table": Case(_set(input="no_such_db.no_such_table"), ("no_such_db.no_such_table", "catalog")),
     "input-unknown-catalog": Case(_set(input="no_cat.no_db.no_table"), ("no_cat.no_db.no_table", "catalog")),
+    "input-delta-path-identifier": Case(_set(input="delta.`/data/adult`"),
+                                        ("names a Delta table by its path", "pass the path itself ('/data/adult')")),
     # schemas
     "schema-missing-file": Case(lambda ws: ws.args.update({"--schema": str(ws.path("nope.json"))}), ("does not exist",)),
     "schema-is-folder": Case(lambda ws: ws.args.update({"--schema": ws.folder("schemas")}), ("is a folder",)),
@@ -385,6 +387,8 @@ CASES = {
     "fit-model-inside-input-folder": Case(_fit_model_inside_input,
                                           ("--model 'csvs/model' is inside the input 'csvs'", "choose a --model outside it")),
     "sample-output-is-the-model": Case(_sample_output_is_model, ("is the model", "choose another --output")),
+    "output-malformed-quoted-table": Case(_set(output="main.default.`my-table"),
+                                          ("'main.default.`my-table' is not a valid table name", "in backticks")),
     "output-unwritable": Case(_output_unwritable, ("not writable",), marks=(NOT_ROOT,)),
 }
 

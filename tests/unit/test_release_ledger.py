@@ -274,3 +274,31 @@ def test_databricks_uses_the_workspace_store_and_shared_ledgers(monkeypatch, tmp
     assert BudgetLedger("main.sales.customers").experiment_name == "/Shared/spark-synth-budget-main.sales.customers"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow:5000")
     assert default_tracking_uri(tmp_path) == "http://mlflow:5000"
+
+
+# ---- aliases (MLflow's replacement for the deprecated stages) ------------------------------------------
+def test_release_alias_points_at_the_new_version_and_moves_with_the_next(store, prefix, capsys):
+    first, second = logged_run(fitted(seed=5)), logged_run(fitted(seed=6))
+    name = f"aliased_{uuid.uuid4().hex[:6]}"
+    code, out, err = cli(capsys, "release", "--run-id", first, "--name", name, "--alias", "champion", "--ledger-prefix", prefix)
+    assert code == 0, err
+    one = json.loads(out)
+    assert (one["version"], one["alias"], one["alias_uri"]) == ("1", "champion", f"models:/{name}@champion")
+    assert str(store.get_model_version_by_alias(name, "champion").version) == "1"
+    code, out, err = cli(capsys, "release", "--run-id", second, "--name", name, "--alias", "champion",
+                         "--budget-cap", "3", "--ledger-prefix", prefix)
+    assert code == 0, err
+    assert json.loads(out)["version"] == "2" and str(store.get_model_version_by_alias(name, "champion").version) == "2"
+    assert {k: str(v) for k, v in store.get_registered_model(name).aliases.items()} == {"champion": "2"}
+    assert json.loads(cli(capsys, "release", "--run-id", first, "--name", name + "_b", "--ledger-prefix", prefix)[1])["alias"] is None
+
+
+@pytest.mark.parametrize("alias", ["latest", "Latest", "v2", "V10", "two words", "", "x" * 256, "champion!"])
+def test_bad_aliases_are_refused_before_anything_is_released(store, prefix, capsys, alias):
+    run_id = logged_run(fitted(seed=7))
+    name = f"bad_alias_{uuid.uuid4().hex[:6]}"
+    code, out, err = cli(capsys, "release", "--run-id", run_id, "--name", name, "--alias", alias, "--ledger-prefix", prefix)
+    assert code == 2 and out == "" and "\n" not in err
+    assert err.startswith("spark-synth: error: parameter 'alias (--alias)' must be 1 to 255 letters, digits")
+    assert store.search_model_versions(f"name = '{name}'") == []
+    assert BudgetLedger(SOURCE, prefix=prefix).entries() == []
