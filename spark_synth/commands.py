@@ -154,7 +154,9 @@ def provenance(synth: Synthesizer):
     from .io import Provenance
 
     report = synth.privacy_report_
-    return Provenance(epsilon=report.epsilon_spent, delta=report.delta, rho=report.rho_spent, engine=synth.engine,
+    # δ includes a DP-drafted schema's δ_approx (the fit is (ε, δ + δ_approx)-DP; see PrivacyReport)
+    return Provenance(epsilon=report.epsilon_spent, delta=report.delta + report.delta_approx, rho=report.rho_spent,
+                      engine=synth.engine,
                       version=__version__, fit_id=report.fit_id, mlflow_run_id=getattr(synth, "mlflow_run_id_", None),
                       dp=report.dp_guarantee, neighbouring_relation=report.neighbouring_relation)
 

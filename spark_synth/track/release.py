@@ -192,10 +192,17 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             "spark_synth.fit_run_id": run_id,
             "spark_synth.fit_id": report.fit_id,
             "spark_synth.epsilon": repr(report.epsilon_spent),
-            "spark_synth.delta": repr(report.delta),
+            # the fit's δ plus a DP-drafted schema's δ_approx (its ρ is a ledger entry of its own)
+            "spark_synth.delta": repr(report.delta + report.delta_approx),
+            **({"spark_synth.schema_prepass_id": report.schema_prepass.id,
+                "spark_synth.schema_prepass_rho": repr(report.schema_prepass.rho),
+                "spark_synth.schema_prepass_delta_approx": repr(report.schema_prepass.delta_approx)}
+               if report.schema_prepass is not None else {}),
             "spark_synth.rho": repr(report.rho_spent),
             "spark_synth.neighbouring_relation": report.neighbouring_relation,
-            "spark_synth.guarantee": ("(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; schema is public"
+            "spark_synth.guarantee": ("(epsilon, delta)-DP / rho-zCDP for the model and all rows sampled from it; "
+                                      + ("schema drafted by a DP pre-pass (composed in the table's ledger)"
+                                         if report.schema_prepass is not None else "schema is public")
                                       if report.dp_guarantee else "NOT covered by a DP guarantee: "
                                       + "; ".join(e.name for e in report.not_covered) + " (released with --allow-non-dp)"),
             **dp_tags(report),

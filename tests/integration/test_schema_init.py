@@ -109,3 +109,11 @@ def test_adult_csv_with_dp_bounds_runs_end_to_end_and_the_ledger_composes_delta(
     assert total["rho"] == pytest.approx(cost["rho"] + run["rho_spent"], rel=1e-12)  # the pre-pass counted once
     assert total["delta_approx"] == 5e-10 and total["delta"] == pytest.approx(1e-9)  # 5e-10 conversion + 5e-10
     assert run["ledger"]["cumulative_rho"] == total["rho"]
+    # the release states the fit's delta plus the schema's delta_approx, and names the pre-pass
+    code, stdout, stderr = _cli(capsys, "release", "--run-id", run["mlflow_run_id"], "--name", "adult-prepass")
+    assert code == 0, stderr
+    from mlflow import MlflowClient
+
+    tags = MlflowClient().get_model_version("adult-prepass", json.loads(stdout)["version"]).tags
+    assert float(tags["spark_synth.delta"]) == 1e-9 + 5e-10 and tags["spark_synth.schema_prepass_id"] == cost["id"]
+    assert "DP pre-pass" in tags["spark_synth.guarantee"]

@@ -43,5 +43,8 @@ def test_run_fit_sample_through_spark_connect(spark, tmp_path):
     names = list(load_schema(BUNDLED / "adult_sample.schema.json").names)
     delta = spark.read.format("delta").load(str(tmp_path / "run_delta"))
     assert delta.count() == 300 and delta.columns == names
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{tmp_path / 'run_delta'}`").collect()[0]
+    assert detail.properties["spark_synth.engine"] == "independent"  # provenance written through Connect too
+    assert detail.properties["spark_synth.fit_id"] == run_delta["fit_id"]
     parquet = spark.read.parquet(str(tmp_path / "sampled.parquet"))
     assert parquet.count() == 400 and parquet.columns == names
