@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import traceback
 import time
 
 from .config import MAX_ROWS
@@ -146,7 +147,21 @@ def build_parser() -> argparse.ArgumentParser:
                                           "--budget-cap with --cap-delta sets its cap.")
     budget_args(bud, source_required=True)
     schema_args(commands, common_env_args)
+    _add_debug_flag(parser)
     return parser
+
+
+_DEBUG_HELP = ("show DEBUG records and full Python/Java stack traces on stderr; that output is NOT covered by the "
+               "DP guarantee (it may show timings and data-dependent values)")
+
+
+def _add_debug_flag(parser: argparse.ArgumentParser, top: bool = True) -> None:
+    """``--debug`` before or after any (sub)command: ``spark-synth --debug run ...`` = ``spark-synth run --debug ...``."""
+    parser.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS, help=_DEBUG_HELP)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_debug_flag(sub, top=False)
 
 
 _SCHEMA_INIT = """\
@@ -206,7 +221,7 @@ def budget_args(p: argparse.ArgumentParser, source_required: bool = False) -> No
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return run_and_report(lambda: _dispatch(args))
+    return run_and_report(lambda: _dispatch(args), debug=args.debug)
 
 
 #: Flags of the spark-submit jobs (``jobs/*.py``): every one optional, overriding the ``--config``
@@ -268,22 +283,32 @@ def run_job(command: str, parser: argparse.ArgumentParser, argv: list[str] | Non
     return run_and_report(job)
 
 
-def run_and_report(action) -> int:
+def run_and_report(action, debug: bool = False) -> int:
     """Call ``action()``; print its summary as one JSON line (exit 0) or one error line (exit 2 / 1).
 
-    Shared by the CLI and the spark-submit jobs in ``jobs/`` so both behave the same way. A Spark
-    JVM started meanwhile writes its console output to a log file (:func:`~spark_synth.session.jvm_console_to_log`),
-    so stderr holds nothing but that one line.
+    Shared by the CLI and the spark-submit jobs in ``jobs/`` so both behave the same way. Progress
+    lines (``spark-synth: ...``, see :mod:`spark_synth.logs`) go to stderr; a Spark JVM started
+    meanwhile writes its console output to a log file (:func:`~spark_synth.session.jvm_console_to_log`).
+    ``debug`` first says that its output is not covered by the guarantee, shows DEBUG records, and
+    prints the whole Python traceback (with the Java stack trace of a Spark failure) before the error line.
     """
+    from .logs import DEBUG_NOTICE, show_progress
     from .session import jvm_console_log, jvm_console_to_log
 
+    if debug:
+        print(DEBUG_NOTICE, file=sys.stderr)
+    show_progress(debug)
     try:
         with jvm_console_to_log():
             summary = action()
     except SparkSynthError as exc:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
         print(f"spark-synth: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_INTERNAL_ERROR if isinstance(exc, InternalError) else EXIT_USER_ERROR
-    except Exception as exc:  # Spark/Java failures: one line, no stack dump of private values
+    except Exception as exc:  # Spark/Java failures: one line, no stack dump of private values (unless --debug)
+        if debug:
+            traceback.print_exc(file=sys.stderr)
         log = jvm_console_log()
         where = f" (Spark's log: {log})" if log is not None else ""
         print(f"spark-synth: error: {type(exc).__name__}: {_one_line(exc)}{where}", file=sys.stderr)

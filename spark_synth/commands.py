@@ -12,9 +12,12 @@ from pathlib import Path
 from ._version import __version__
 from .config import RunConfig, check_output_apart, check_rows, check_seed
 from .errors import ParameterError
+from .logs import layer
 from .pipeline import MODEL_FILE, Synthesizer
 from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
+
+_log = layer("pipeline")
 
 
 def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
@@ -56,9 +59,11 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             params["fit_on"] = "train part (evaluate)"
         synth.mlflow_run_id_ = tracker.run_id  # recorded on the output (None without MLflow)
         with tracker.charge(synth.privacy_report_):
-            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary())
+            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(),
+                            synth.model_.loss_curves())
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
             write_started = time.perf_counter()
+            _log.info("sample and write: %d rows to %s", config.rows, config.output)
             written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite,
                                    provenance(synth))
             timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
@@ -118,7 +123,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         _fit_from_input(synth, spark, input, parsed)
         synth.mlflow_run_id_ = tracker.run_id  # saved with the model: `sample` records it on its outputs
         with tracker.charge(synth.privacy_report_):
-            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary())
+            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(),
+                            synth.model_.loss_curves())
             saved = synth.save(model)
             tracker.log_model_dir(saved)
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
@@ -143,6 +149,7 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     synth = Synthesizer.load(model)
     spark = spark or get_spark(spark_profile)
     location = check_output(spark, output, overwrite)
+    _log.info("sample and write: %d rows to %s", rows, output)
     written = write_output(spark, synth.sample(rows, seed=seed, spark=spark), location, overwrite, provenance(synth))
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
             "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3)}
@@ -217,11 +224,11 @@ class _Tracker:
                             "cumulative_delta": total["delta"]}
             yield reservation
 
-    def log_fit(self, params: dict, report: PrivacyReport, timings: dict, summary: dict) -> None:
+    def log_fit(self, params: dict, report: PrivacyReport, timings: dict, summary: dict, curves: dict) -> None:
         if self.run_id:
             from .track import log_fit
 
-            log_fit(params, report, timings)
+            log_fit(params, report, timings, curves)
             _log_fit_summary(summary)
 
     def log_output(self, location: str, rows: int, seed: int, timings: dict) -> None:

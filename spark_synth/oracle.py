@@ -19,11 +19,13 @@ import numpy as np
 
 from .engines.base import SCORE_KINDS, MeasurementOracle
 from .errors import InternalError, ParameterError
+from .logs import layer
 from .privacy import NoisyMeasurement, PrivacyFilter, release_query, select_index
 from .queries import MarginalQuery, Query
 from .schema import Schema
 
 AnswerSource = Callable[[list], list]
+_log = layer("measure")
 
 
 #: (n_rows, seed) → at most n_rows real rows as codes: the non-DP row access of explicit opt-ins.
@@ -48,6 +50,7 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
             answers = answer(missing)
             clock["measure"] = clock.get("measure", 0.0) + time.perf_counter() - started
             clock["scans"] = clock.get("scans", 0) + 1
+            _log.info("measure: pass %d over the table (%d queries)", clock["scans"], len(missing))
             if len(answers) != len(missing):
                 raise InternalError("the answer source returned the wrong number of answers")
             for q, a in zip(missing, answers):

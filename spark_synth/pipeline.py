@@ -16,11 +16,14 @@ from ._version import __version__
 from .config import check_policy, check_rows, check_seed
 from .engines import Engine, TaskRunner, get_engine, model_class
 from .errors import NotFittedError, ParameterError, UserInputError
+from .logs import layer
 from .measure import answer_queries, check_structure
 from .measure.rows import sample_codes
 from .oracle import build_oracle
 from .privacy import PrivacyBudget, PrivacyFilter, PrivacyReport
 from .schema import Schema, load_schema, schema_from_dict
+
+_log = layer("pipeline")
 
 MODEL_FILE = "synthesizer.json"
 FORMAT_VERSION = 1
@@ -63,12 +66,15 @@ class Synthesizer:
         oracle = build_oracle(schema, privacy_filter, lambda queries: answer_queries(df, schema, queries, self._policy), clock,
                               rows=lambda n, seed: sample_codes(df, schema, n, seed, self._policy))
         started = time.perf_counter()
+        _log.info("fit: engine %s, epsilon %g, delta %g, %d columns", self.engine, self.epsilon, self.delta, len(schema))
         model = self._engine.fit(schema, oracle, tasks)
         total = time.perf_counter() - started
         self.model_ = model
         self.schema_ = schema
         self.privacy_report_: PrivacyReport = replace(privacy_filter.report(), schema_prepass=schema.prepass)
         self.measure_passes_ = int(clock.get("scans", 0))
+        _log.info("fit: done, epsilon spent %.6g (rho %.6g) in %d pass(es) over the table",
+                  self.privacy_report_.epsilon_spent, self.privacy_report_.rho_spent, self.measure_passes_)
         measure, noise = clock.get("measure", 0.0), clock.get("noise", 0.0)
         self.timings_ = {"measure": measure, "noise": noise, "fit": max(total - measure - noise, 0.0)}
         return self

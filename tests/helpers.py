@@ -113,3 +113,13 @@ def exact_fit(engine, schema: Schema, frame: pd.DataFrame):
     from spark_synth.engines import LocalTaskRunner
 
     return engine.fit(schema, ExactOracle(frame, schema), LocalTaskRunner())
+
+
+def error_line(err: str) -> str:
+    """The CLI's stderr on failure: progress lines (``spark-synth: ...``), then ONE error line, last; returns it."""
+    lines = err.strip().splitlines()
+    assert lines, "stderr is empty"
+    *progress, line = lines
+    assert line.startswith("spark-synth: error: "), f"the last stderr line is not the error: {err!r}"
+    assert all(p.startswith("spark-synth: ") and not p.startswith("spark-synth: error") for p in progress), err
+    return line

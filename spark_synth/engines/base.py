@@ -132,6 +132,17 @@ class FittedModel(ABC):
         post-processed DP output only. Numbers become MLflow metrics, the rest ``fit_summary.json``."""
         return {}
 
+    def loss_curves(self) -> dict[str, list[float]]:
+        """The fit's loss curves (name → one value per step), logged as MLflow step metrics
+        ``fit.curve.NAME``: losses of fits to noisy measurements, post-processing only. They are
+        kept from the fit that made the model, not saved with it."""
+        return dict(getattr(self, "_loss_curves", {}))
+
+    def record_loss_curves(self, curves: dict[str, list[float]]) -> "FittedModel":
+        """Keep ``curves`` for :meth:`loss_curves`; returns the model."""
+        self._loss_curves = {str(k): [float(v) for v in values] for k, values in curves.items()}
+        return self
+
 
 @dataclass(frozen=True, kw_only=True)
 class NoOptions:

@@ -15,24 +15,18 @@ from .fidelity import marginal_labels
 def _figure_to_img(fig, alt: str) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"/>'
 
 
-def _plt():
-    import matplotlib
+def _figure(**kwargs):
+    """A stand-alone figure: no pyplot, so the caller's (e.g. a notebook's) backend and figures are untouched."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(**kwargs)
 
 
 def _marginal_plots(evaluation) -> str:
-    plt = _plt()
     one_way = evaluation.details.get("one_way") or {}
     schema = evaluation.details["eval_schema"]
     by_column = evaluation.metrics["marginals"]["1way"].get("by_column", {})
@@ -41,7 +35,8 @@ def _marginal_plots(evaluation) -> str:
         return "<p>No 1-way marginals.</p>"
     cols = 3
     rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(cols * 5.2, rows * 2.9), squeeze=False)
+    fig = _figure(figsize=(cols * 5.2, rows * 2.9))
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.ravel()[len(names):]:
         ax.axis("off")
     for ax, name in zip(axes.ravel(), names):
@@ -66,11 +61,11 @@ def _marginal_plots(evaluation) -> str:
 
 
 def _association_plots(evaluation) -> str:
-    plt = _plt()
     real, synth = evaluation.details["association"]
     names = evaluation.metrics["association"]["columns"]
     diff = np.abs(real - synth)
-    fig, axes = plt.subplots(1, 3, figsize=(18, 6.2))
+    fig = _figure(figsize=(18, 6.2))
+    axes = fig.subplots(1, 3)
     for ax, matrix, title, cmap in ((axes[0], real, "real (train)", "viridis"), (axes[1], synth, "synthetic", "viridis"),
                                     (axes[2], diff, "|real − synthetic|", "magma")):
         image = ax.imshow(np.nan_to_num(matrix), vmin=0, vmax=1, cmap=cmap)
@@ -88,10 +83,10 @@ def _utility_plot(evaluation) -> str:
     util = evaluation.metrics.get("utility") or {}
     if "learners" not in util:
         return f"<p>Utility skipped: {html.escape(str(util.get('skipped', 'no target')))}</p>"
-    plt = _plt()
     metrics = [m for m in ("auroc", "macro_f1", "accuracy", "r2") if m in next(iter(util["learners"].values()))["tstr"]]
     learners = list(util["learners"])
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5.5 * len(metrics), 3.6), squeeze=False)
+    fig = _figure(figsize=(5.5 * len(metrics), 3.6))
+    axes = fig.subplots(1, len(metrics), squeeze=False)
     for ax, metric in zip(axes.ravel(), metrics):
         x = np.arange(len(learners))
         tstr = [util["learners"][n]["tstr"][metric] or 0.0 for n in learners]
@@ -112,7 +107,6 @@ def _privacy_budget(evaluation) -> str:
     if report is None:
         return ("<p>No privacy report was given (pass <code>--privacy-report</code> with a saved synthesizer or its "
                 "<code>privacy_report.json</code>; <code>run --evaluate</code> includes it).</p>")
-    plt = _plt()
     releases = report.entries
     head = (f"<p>ε spent <b>{report.epsilon_spent:.4g}</b> of {report.epsilon_requested:.4g} "
             f"at δ = {report.delta:.3g} (ρ spent {report.rho_spent:.4g} zCDP, "
@@ -122,7 +116,8 @@ def _privacy_budget(evaluation) -> str:
         return head
     names = [f"{r.scope}/{r.name}" if r.scope else r.name for r in releases]
     rho = [r.rho for r in releases]
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(names)), 3.4))
+    fig = _figure(figsize=(max(6, 0.35 * len(names)), 3.4))
+    ax = fig.subplots()
     ax.bar(range(len(names)), rho, color="#55a868")
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([n[:28] for n in names], rotation=75, ha="right", fontsize=6)
@@ -141,8 +136,8 @@ def _dcr_plot(evaluation) -> str:
     to_train, to_holdout = evaluation.details.get("dcr", (None, None))
     if to_train is None:
         return ""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig = _figure(figsize=(7, 3.2))
+    ax = fig.subplots()
     top = float(np.percentile(np.r_[to_train, to_holdout], 99)) or 1.0
     bins = np.linspace(0, top, 40)
     ax.hist(to_train, bins=bins, alpha=0.6, label="synthetic → real train", color="#c44e52")

@@ -8,6 +8,8 @@ the model registry there, so ``spark-synth release`` and ``models:/NAME/VERSION`
 
 from __future__ import annotations
 
+import math
+
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,8 +155,9 @@ def dp_tags(report: PrivacyReport) -> dict[str, str]:
     return tags
 
 
-def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
-    """Log a fit's parameters, privacy spend, computation report and stage timings (one fit per run)."""
+def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict, curves: dict | None = None) -> None:
+    """Log a fit's parameters, privacy spend, computation report and stage timings (one fit per run),
+    and its loss curves (name → values) as step metrics ``fit.curve.NAME``."""
     import mlflow
 
     check_one_fit_per_run(privacy_report.fit_id)
@@ -174,6 +177,24 @@ def log_fit(params: dict, privacy_report: PrivacyReport, timings: dict) -> None:
     mlflow.set_tags({"spark_synth.neighbouring_relation": privacy_report.neighbouring_relation,
                      FIT_ID_TAG: privacy_report.fit_id, **dp_tags(privacy_report)})
     mlflow.log_dict(privacy_report.to_dict(), "privacy_report.json")
+    if curves:
+        _log_curves(curves)
+
+
+def _log_curves(curves: dict) -> None:
+    """One batch per 1000 points (MLflow's limit per ``log_batch``); steps 0, 1, 2, … per curve."""
+    import time
+
+    import mlflow
+    from mlflow.entities import Metric
+
+    run_id = mlflow.active_run().info.run_id
+    now = int(time.time() * 1000)
+    points = [Metric(f"fit.curve.{name}", float(value), now, step)
+              for name, values in curves.items() for step, value in enumerate(values) if math.isfinite(value)]
+    client = mlflow.MlflowClient()
+    for start in range(0, len(points), 1000):
+        client.log_batch(run_id, metrics=points[start:start + 1000])
 
 
 def log_output(location: str, rows: int, seed: int, timings: dict) -> None:

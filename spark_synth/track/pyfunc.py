@@ -237,7 +237,7 @@ def log_synthesizer(synth, *, source: str | None = None, params: dict | None = N
 
     logged = {"engine": synth.engine, "epsilon": synth.epsilon, "delta": synth.delta,
               "out_of_domain": synth.out_of_domain, "input": source or "", **(params or {})}
-    log_fit(logged, synth.privacy_report_, getattr(synth, "timings_", {}) or {})
+    log_fit(logged, synth.privacy_report_, getattr(synth, "timings_", {}) or {}, synth.model_.loss_curves())
     return log_synthesizer_model(synth, source=source)
 
 

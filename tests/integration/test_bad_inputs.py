@@ -21,6 +21,8 @@ from typing import Callable
 
 import pytest
 
+from tests.helpers import error_line
+
 from spark_synth.cli import main
 from spark_synth.config import MAX_ROWS, MAX_SEED
 
@@ -411,10 +413,7 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
 def check_failure(code, out: str, err: str, expect) -> str:
     assert code == 2, f"exit code {code}; stderr: {err!r}"
     assert out == "", f"stdout should be empty; got {out!r}"
-    lines = err.splitlines()
-    assert len(lines) == 1, f"stderr must be one line; got {len(lines)}: {err!r}"
-    line = lines[0]
-    assert line.startswith("spark-synth: error: "), line
+    line = error_line(err)  # progress lines may come first; the error is one line, the last
     missing = [fragment for fragment in expect if fragment not in line]
     assert not missing, f"{missing} not in {line!r}"
     leaked = [text for text in FORBIDDEN if text in line]

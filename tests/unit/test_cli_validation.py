@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+from tests.helpers import error_line
+
 from spark_synth.cli import main
 
 BASE = ["run", "--input", "x.csv", "--schema", "s.json", "--rows", "10", "--output", "out.parquet"]
@@ -24,7 +26,7 @@ def test_bad_parameters(extra, fragment, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(BASE + extra) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("spark-synth: error:") and fragment in err and "\n" not in err
+    assert fragment in error_line(err)
     assert not (tmp_path / "out.parquet").exists()
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import error_line
+
 from spark_synth.config import JOB_KEYS, RunConfig, load_job_config, read_yaml_config
 from spark_synth.engines import ENGINES
 from spark_synth.errors import ParameterError
@@ -233,7 +235,7 @@ def test_jobs_bad_input_one_line_exit_2_nothing_written(name, argv, fragment, ca
     monkeypatch.setenv("SPARK_SYNTH_HOME", str(tmp_path))
     assert load_job(name).main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("spark-synth: error:") and fragment in err and "\n" not in err
+    assert fragment in error_line(err)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -18,7 +18,7 @@ from spark_synth.engines.independent import one_way_queries
 from spark_synth.privacy import PrivacyReport
 from spark_synth.privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, release_query, rho_from_epsilon, split_rho
 from spark_synth.track import BudgetLedger, LedgerEntry, check_privacy_report, compose, log_synthesizer, mlflow_run, release
-from tests.helpers import tiny_schema
+from tests.helpers import error_line, tiny_schema
 
 SOURCE = "main.sales.customers"
 
@@ -136,7 +136,7 @@ def test_release_refuses_runs_without_a_complete_privacy_report(case, store, pre
         run_id = run.info.run_id
     code, out, err = cli(capsys, "release", "--run-id", run_id, "--name", name, "--ledger-prefix", prefix)
     assert code == 2 and out == ""
-    assert err.startswith("spark-synth: error:") and fragment in err and "\n" not in err
+    assert fragment in error_line(err)
     assert store.search_model_versions(f"name = '{name}'") == []
     assert BudgetLedger(SOURCE, prefix=prefix).entries() == []
 

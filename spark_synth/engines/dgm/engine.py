@@ -23,6 +23,7 @@ from dataclasses import fields
 import numpy as np
 
 from ...errors import ParameterError
+from ...logs import layer
 from ...privacy import split_rho
 from ...queries import MarginalQuery
 from ...schema import Schema
@@ -44,6 +45,8 @@ MARGINAL_DRAWS = 100_000
 #: Share of each validator pair's ρ spent selecting it.
 SELECT_SHARE = 0.1
 DEFAULT_ENGINE = "fpt"
+
+_log = layer("engines")
 
 
 class DgmEngine(Engine):
@@ -72,6 +75,8 @@ class DgmEngine(Engine):
         shares = split_rho(left, weights + ([wanted_validator_rho] if wanted_validator_rho else []))
         validator_rho = shares.pop() if wanted_validator_rho else 0.0
         children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares)]
+        _log.info("dgm: %d partitions (%s), engines %s", len(partitions),
+                  " | ".join(",".join(schema.columns[j].name for j in p) for p in partitions), [e.name for e in engines])
         models = _fit_partitions(schema, engines, partitions, children, tasks)
         validator = None
         if validator_rho:

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ...errors import ParameterError
+from ...logs import layer
 from ...privacy import NoisyMeasurement, split_rho
 from ...queries import MarginalQuery
 from ...schema import Schema
@@ -42,6 +43,8 @@ from .lp import Target
 from .model import FptModel
 from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, first_shares, hierarchy_candidates,
                        marginal_candidates, marginal_workload)
+
+_log = layer("engines")
 
 
 #: Codes counted below this many noise deviations get no rows inside a group that has codes above it.
@@ -87,8 +90,10 @@ class FptEngine(Engine):
             fitter = MirrorDescent(tree, measured.total, device, measured.potentials)
             fitter.step = measured.step
             fitter.fit(observations, self.options.final_iterations)
-            return FptModel([c.size for c in schema], measured.sizes, fitter.potentials(), measured.total,
-                            measured.refinements, summary=measured.summary, target=measured.target)
+            _log.info("fpt: final fit, %d mirror-descent steps, loss %.6g", len(fitter.history) - 1, fitter.loss)
+            model = FptModel([c.size for c in schema], measured.sizes, fitter.potentials(), measured.total,
+                             measured.refinements, summary=measured.summary, target=measured.target)
+            return model.record_loss_curves({"round_loss": measured.round_losses, "final_loss": fitter.history})
 
     def _device(self):
         choice = self.options.device
@@ -150,6 +155,9 @@ class FptEngine(Engine):
         tree = JunctionTree(sizes, [ob.scope for ob in observations])
         fitter = MirrorDescent(tree, total, device)
         model = fitter.fit(observations, o.iterations)
+        round_losses = [float(fitter.loss)]  # after the first pass's fit, then after each round's refit
+        _log.info("fpt: first pass fitted (%d measurements), loss %.6g; up to %d rounds follow",
+                  len(observations), fitter.loss, rounds)
         self.rounds_: list[Round] = []
         sized_for, added_cells, answer_cells = None, {}, {}
         while oracle.rho_remaining > 1e-9 * rho and candidates:
@@ -181,6 +189,9 @@ class FptEngine(Engine):
                 fitter.tree = tree
             model = fitter.fit(observations, o.iterations)
             self.rounds_.append(Round(chosen.name, rho_round, tree.width))
+            round_losses.append(float(fitter.loss))
+            _log.info("fpt: round %d selected %s (rho %.3g), loss %.6g", len(self.rounds_), chosen.name, rho_round,
+                      fitter.loss)
             after = project(total * model.marginal(candidate.scope), axes[id(candidate)]).cpu().numpy()
             if o.anneal and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * after.size:
                 rho_round *= 4.0  # σ halves: the model stopped learning at this noise level
@@ -188,7 +199,7 @@ class FptEngine(Engine):
         summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_]}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
-                        potentials=fitter.potentials(), step=fitter.step, target=target)
+                        potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses)
 
 
     def _measure_lp(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
@@ -234,6 +245,7 @@ class Measured:
     step: float | None = None
     lp_targets: list | None = None
     target: int | None = None
+    round_losses: list = field(default_factory=list)
 
 
 @contextmanager

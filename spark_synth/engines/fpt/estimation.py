@@ -78,13 +78,15 @@ class MirrorDescent:
         return loss, gradient, mu, model
 
     def fit(self, observations: Sequence[Observation], iterations: int) -> GibbsModel:
-        """Run ``iterations`` mirror-descent steps; returns the calibrated model at the final θ."""
+        """Run ``iterations`` mirror-descent steps; returns the calibrated model at the final θ.
+        ``history`` holds the loss before the first step and after each step."""
         for o in observations:
             if o.scope not in self.theta:
                 self.theta[o.scope] = torch.zeros(self.tree.shape(o.scope), dtype=torch.float64, device=self.device)
         loss, gradient, mu, model = self._loss(self.theta, observations)
         if self.step is None:  # ~1 / smoothness of the loss in counts
             self.step = 1.0 / (2.0 * self.total * sum(float((1.0 / torch.as_tensor(o.sigma) ** 2).max()) for o in observations))
+        self.history = [float(loss)]
         for _ in range(iterations):
             self.step *= 2.0
             for _ in range(30):
@@ -97,6 +99,7 @@ class MirrorDescent:
             else:
                 break  # no step decreases the loss: at a stationary point
             self.theta, loss, gradient, mu, model = trial, new_loss, new_gradient, new_mu, new_model
+            self.history.append(float(loss))
         self.loss = loss
         return model
 

@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InternalError, ParameterError
+from ...logs import layer
 from ...privacy import NoisyMeasurement, split_rho
 from ...queries import MAX_FRACTION_BITS, MomentQuery
 from ...schema import Schema
@@ -35,6 +36,8 @@ from ..postprocess import estimate_total, probabilities_from_counts
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .model import SpliceModel
+
+_log = layer("engines")
 
 MOMENTS = "sliced-chebyshev-moments"
 NUMERIC_MODELS = ("histogram", "gaussian")
@@ -211,7 +214,8 @@ class SpliceEngine(Engine):
         threads = torch.get_num_threads()
         torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
         try:
-            weights, probabilities, gaussian = _match(schema, embedding, directions, supports, target, anchors, numeric, o)
+            weights, probabilities, gaussian, history = _match(schema, embedding, directions, supports, target, anchors,
+                                                               numeric, o)
         finally:
             torch.set_num_threads(threads)
         code_columns = [j for j in range(len(schema)) if j not in numeric]
@@ -226,7 +230,8 @@ class SpliceEngine(Engine):
             block = GaussianBlock(columns=numeric, mean=gaussian[0], factor=gaussian[1], diag=gaussian[2],
                                   edges=tuple(embedding.value_edges(j) for j in numeric), calibration=calibration,
                                   null_share=null_share)
-        return SpliceModel(weights, probabilities, estimated_rows=rows, gaussian=block)
+        model = SpliceModel(weights, probabilities, estimated_rows=rows, gaussian=block)
+        return model.record_loss_curves({"match_loss": history})
 
 
 def rake_to_marginals(weights: np.ndarray, probabilities: list[np.ndarray], anchors: list[np.ndarray], sweeps: int):
@@ -338,23 +343,30 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
         return loss
 
     best, best_state, stale = math.inf, None, 0
-    for _ in range(o.steps):
+    history: list[float] = []  # the loss at every step (of a fit to noisy moments: post-processing)
+    report_every = max(1, o.steps // 10)
+    for step in range(o.steps):
         optimizer.zero_grad()
         loss = loss_fn()
         loss.backward()
         optimizer.step()
         schedule.step()
         value = float(loss.detach())
+        history.append(value)
+        if (step + 1) % report_every == 0:
+            _log.info("splice Match: step %d/%d, loss %.6g", step + 1, o.steps, value)
         if value < best * (1 - 1e-4):
             best, stale = value, 0
             best_state = [t.detach().clone() for t in (weight_logits, *logits, *gaussian_raw)]
         else:
             stale += 1
             if stale >= o.patience:
+                _log.info("splice Match: stopped at step %d/%d (no improvement for %d steps), best loss %.6g",
+                          step + 1, o.steps, o.patience, best)
                 break
     weights = torch.softmax(best_state[0], 0).cpu().numpy()
     probabilities = [torch.softmax(l, 1).cpu().numpy() for l in best_state[1 : 1 + len(logits)]]
     gaussian = gaussian_parameters(best_state[1 + len(logits):])
     if gaussian is not None:
         gaussian = tuple(t.cpu().numpy() for t in gaussian)
-    return weights, probabilities, gaussian
+    return weights, probabilities, gaussian, history
