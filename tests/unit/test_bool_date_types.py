@@ -122,3 +122,12 @@ def test_draft_and_prepass_of_declared_boolean_date_timestamp():
     assert plan.skipped == ("flag", "day", "at") and [p.column.name for p in plan.columns] == ["n"]
     with pytest.raises(ParameterError, match="--dp-bounds"):
         plan_prepass(declared[:3], 1.0, 1e-9)
+
+
+def test_evaluation_encoder_reads_dates_and_timestamps_on_their_public_scale(tmp_path):
+    from spark_synth.evaluate.encoding import PublicEncoder
+
+    schema = load_schema(_write(tmp_path, GOOD))
+    frame = pd.DataFrame({"flag": [True], "day": [dt.date(2020, 1, 16)], "at": [pd.Timestamp("2020-01-01 12:00")]})
+    x = PublicEncoder(schema, ["day", "at"]).transform(frame)
+    assert x.tolist() == [[0.5, 0.0, 0.5]]  # day: value, null flag; at (non-nullable): value
