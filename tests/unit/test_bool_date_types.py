@@ -131,3 +131,9 @@ def test_evaluation_encoder_reads_dates_and_timestamps_on_their_public_scale(tmp
     frame = pd.DataFrame({"flag": [True], "day": [dt.date(2020, 1, 16)], "at": [pd.Timestamp("2020-01-01 12:00")]})
     x = PublicEncoder(schema, ["day", "at"]).transform(frame)
     assert x.tolist() == [[0.5, 0.0, 0.5]]  # day: value, null flag; at (non-nullable): value
+
+
+def test_model_signature_types(tmp_path):
+    from spark_synth.track.pyfunc import column_type
+
+    assert [column_type(c) for c in load_schema(_write(tmp_path, GOOD))] == ["boolean", "datetime", "datetime"]
