@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InternalError
+from .errors import InternalError, ParameterError
 from .measure.profile import FRACTIONAL as FRACTIONAL_VALUES
 from .measure.profile import OTHER, WHOLE, ProfileRequest
 from .privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, split_rho
 from .privacy.mechanisms import release_counts, select_index
 from .privacy.thresholding import release_keys
 from .schema.cost import PrepassCost
-from .schema.draft import FRACTIONAL, INTEGRAL, STRING, UNDECLARED, DeclaredColumn
+from .schema.draft import BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TIMESTAMP, UNDECLARED, DeclaredColumn
 from .schema.readers import TODO
 
 #: δ of the pre-pass when ``--dp-delta`` is not given.
@@ -49,6 +49,8 @@ LOWER_QUANTILE, UPPER_QUANTILE = 0.01, 0.99
 TEXT_SLACK, INTEGER_SLACK = 0.05, 0.01
 #: Most categories a column keeps (those with the largest noisy counts).
 MAX_CATEGORIES = 1000
+#: Declared kinds the pre-pass leaves as drafted (see :func:`plan_prepass`).
+_SKIPPED = (BOOLEAN, DATE, TIMESTAMP)
 #: Shares of a CSV column's ρ: the type decision, then the rest.
 _DECIDE_SHARE = 0.2
 
@@ -80,6 +82,7 @@ class Plan:
     columns: tuple[ColumnPlan, ...]
     delta_approx: float
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    skipped: tuple[str, ...] = ()  # boolean/date/timestamp columns: not estimated
 
     @property
     def cost(self) -> PrepassCost:
@@ -97,7 +100,14 @@ class PrepassResult:
 
 
 def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float) -> Plan:
-    """Allocate (ε, δ) over ``columns`` (see the module docstring)."""
+    """Allocate (ε, δ) over ``columns`` (see the module docstring). Boolean, date and timestamp
+    columns are skipped (nothing spent): booleans need no DP output; date/timestamp bounds are
+    left ``TODO`` for the user (the candidate grid is numeric)."""
+    skipped = tuple(c.name for c in columns if c.kind in _SKIPPED)
+    columns = [c for c in columns if c.kind not in _SKIPPED]
+    if not columns:
+        raise ParameterError("--dp-bounds", "a table with a string or numeric column to estimate (boolean, date "
+                             "and timestamp columns get no DP pre-pass)", f"only {list(skipped)}")
     textual = [c for c in columns if c.kind in (STRING, UNDECLARED)]
     delta_conversion = delta / 2.0 if textual else delta
     budget = PrivacyBudget(epsilon, delta_conversion)
@@ -106,7 +116,7 @@ def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float) ->
     while textual and math.fsum([delta_each] * len(textual)) + delta_conversion > delta:  # never round up
         delta_each = math.nextafter(delta_each, 0.0)
     plans = tuple(ColumnPlan(c, r, delta_each if c in textual else 0.0) for c, r in zip(columns, rhos))
-    return Plan(budget=budget, columns=plans, delta_approx=math.fsum(p.delta for p in plans))
+    return Plan(budget=budget, columns=plans, delta_approx=math.fsum(p.delta for p in plans), skipped=skipped)
 
 
 def profile_requests(plan: Plan) -> list[ProfileRequest]:
@@ -125,6 +135,8 @@ def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
         entry, note = _column(privacy_filter, column_plan, profile)
         drafted[column_plan.column.name] = entry
         notes[column_plan.column.name] = note
+    for name in plan.skipped:
+        notes[name] = "not estimated by the DP pre-pass (boolean: nothing to estimate; date/timestamp: fill min/max)"
     report = privacy_filter.report()
     if report.rho_spent > plan.budget.rho or report.delta_approx > plan.delta_approx:
         raise InternalError("the schema pre-pass spent more than it planned")

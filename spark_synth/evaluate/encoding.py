@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import Column, OutOfDomainPolicy, Schema
-from ..schema.encoding import encode_column
+from ..schema.encoding import column_numbers, encode_column
 
 _SQRT_HALF = float(np.sqrt(0.5))
 
@@ -50,7 +50,8 @@ class PublicEncoder:
                 codes, _ = encode_column(frame[name], column, OutOfDomainPolicy.CLIP)
                 block[np.arange(len(frame)), codes] = _SQRT_HALF
             else:
-                x = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+                x = column_numbers(frame[name], column) if column.type.is_temporal else \
+                    pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
                 missing = np.isnan(x)
                 scaled = (np.clip(np.nan_to_num(x, nan=column.min), column.min, column.max) - column.min) / (column.max - column.min)
                 block[:, 0] = np.where(missing, 0.0, scaled)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import OutOfDomainPolicy, Schema
-from ..schema.encoding import encode_column
+from ..schema.encoding import column_numbers, encode_column
 from .encoding import PublicEncoder
 
 DEFAULT_PROJECTIONS = 64
@@ -76,7 +76,8 @@ def partial_stats(frame: pd.DataFrame, plan: ProfilePlan) -> dict:
     stats["rows"] = n
     schema = plan.schema
     if plan.numeric:
-        x = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        x = np.column_stack([column_numbers(frame[c], schema[c]) if schema[c].type.is_temporal else
+                             pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
                              for c in plan.numeric])
         for j, c in enumerate(plan.numeric):  # clip policy, as everywhere else in evaluation
             x[:, j] = np.where(np.isnan(x[:, j]), np.nan, np.clip(x[:, j], schema[c].min, schema[c].max))

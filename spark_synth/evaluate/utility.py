@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..schema import ColumnType, OutOfDomainPolicy, Schema
-from ..schema.encoding import encode_column
+from ..schema.encoding import column_numbers, encode_column
 from .encoding import PublicEncoder
 
 CLASSIFICATION_METRICS = ("auroc", "macro_f1", "accuracy")
@@ -74,10 +74,11 @@ def prepare(frame: pd.DataFrame, schema: Schema, target: str, task: str) -> tupl
             keep = codes != (column.null_code if column.nullable else -1)
         y = codes[keep]
     else:
-        if column.type.is_discrete and column.category_kind == "string":
+        if column.type.is_discrete and column.category_kind in ("string", "boolean"):
             raise ParameterError("target", "a numeric column for regression", target)
-        y_all = pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        if column.type in (ColumnType.INTEGER, ColumnType.CONTINUOUS):
+        y_all = column_numbers(frame[target], column) if column.type.is_temporal else \
+            pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        if column.type.model_type in (ColumnType.INTEGER, ColumnType.CONTINUOUS):
             y_all = np.clip(y_all, column.min, column.max)
         keep = ~np.isnan(y_all)
         y = y_all[keep]

@@ -27,6 +27,7 @@ from ..errors import DataValidationError, InternalError
 from ..queries import Query
 from ..schema import OutOfDomainPolicy, Schema
 from ..schema.encoding import encode_frame
+from ..schema.spark_types import measured_column
 
 #: Every released answer is clamped to ±2^62, so it fits OpenDP's signed 64-bit discrete Gaussian input.
 MAX_ABS_ANSWER = 2**62
@@ -162,7 +163,7 @@ def answer_queries(df, schema: Schema, queries: Sequence[Query], policy: OutOfDo
     shapes = [accumulator(schema, q).shape for q in queries]  # validates every query first
     rows = (
         # plain positional names: mapInPandas resolves a dotted name ("emp.var.rate") as a struct path
-        df.select(*[F.col(_quoted(name)).alias(f"_c{j}") for j, name in enumerate(schema.names)])
+        df.select(*_measured(df, schema))
         .mapInPandas(partition_scan(schema, list(queries), OutOfDomainPolicy(policy)), _OUT_SCHEMA)
         .selectExpr("query", "cell", "CAST(total AS DECIMAL(38, 0)) AS total")  # no overflow while summing
         .groupBy("query", "cell")
@@ -170,6 +171,16 @@ def answer_queries(df, schema: Schema, queries: Sequence[Query], policy: OutOfDo
         .collect()
     )
     return _assemble(schema, queries, shapes, ((int(q), int(c), int(t)) for q, c, t in rows))
+
+
+def _measured(df, schema: Schema) -> list:
+    """The schema's columns of ``df`` as positional ``_c{j}`` (dates/timestamps as numbers, see
+    :func:`~spark_synth.schema.spark_types.measured_column`)."""
+    from pyspark.sql import functions as F
+
+    types = {f.name: f.dataType for f in df.schema.fields}
+    return [measured_column(column, types.get(column.name), F.col(_quoted(column.name))).alias(f"_c{j}")
+            for j, column in enumerate(schema)]
 
 
 def _quoted(name: str) -> str:

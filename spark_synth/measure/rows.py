@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..schema import OutOfDomainPolicy, Schema
 from ..schema.encoding import encode_frame
-from .answers import _quoted, out_of_domain_error
+from .answers import _measured, out_of_domain_error
 
 
 def sample_codes(df, schema: Schema, n_rows: int, seed: int, policy: OutOfDomainPolicy = OutOfDomainPolicy.CLIP) -> np.ndarray:
@@ -20,7 +20,7 @@ def sample_codes(df, schema: Schema, n_rows: int, seed: int, policy: OutOfDomain
     from pyspark.sql import functions as F
 
     # one pass: the rows with the n smallest seeded random keys (Spark keeps a top-n per partition)
-    selected = df.select(*[F.col(_quoted(name)).alias(f"_c{j}") for j, name in enumerate(schema.names)])
+    selected = df.select(*_measured(df, schema))
     frame = selected.orderBy(F.rand(int(seed))).limit(int(n_rows)).toPandas()
     frame.columns = list(schema.names)
     return _encoded(frame, schema, policy)

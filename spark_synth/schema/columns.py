@@ -6,6 +6,7 @@ ever derived from the private data.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 from enum import Enum
@@ -37,16 +38,39 @@ class HierarchyLevel:
 
 
 class ColumnType(str, Enum):
-    """The four column kinds of the schema file format."""
+    """The column kinds of the schema file format.
+
+    ``boolean``, ``date`` and ``timestamp`` are modelled as their :attr:`model_type`: a categorical
+    of [false, true], an integer of days since 1970-01-01, a continuous of seconds since the epoch (UTC).
+    """
 
     CATEGORICAL = "categorical"
     ORDINAL = "ordinal"
     INTEGER = "integer"
     CONTINUOUS = "continuous"
+    BOOLEAN = "boolean"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
 
     @property
     def is_discrete(self) -> bool:
-        return self in (ColumnType.CATEGORICAL, ColumnType.ORDINAL)
+        return self in (ColumnType.CATEGORICAL, ColumnType.ORDINAL, ColumnType.BOOLEAN)
+
+    @property
+    def is_temporal(self) -> bool:
+        return self in (ColumnType.DATE, ColumnType.TIMESTAMP)
+
+    @property
+    def model_type(self) -> "ColumnType":
+        """The kind the model side treats this one as (itself for the four basic kinds)."""
+        return _MODEL_TYPE.get(self, self)
+
+
+_MODEL_TYPE = {ColumnType.BOOLEAN: ColumnType.CATEGORICAL, ColumnType.DATE: ColumnType.INTEGER,
+               ColumnType.TIMESTAMP: ColumnType.CONTINUOUS}
+#: The epoch of date and timestamp codes (days / seconds since then, UTC).
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+BOOLEAN_CATEGORIES = (False, True)
 
 
 @dataclass(frozen=True)
@@ -55,7 +79,9 @@ class Column:
 
     Categorical/ordinal columns list their ``categories`` (in order for ordinals); integer and
     continuous columns give public ``min``/``max`` bounds and optionally ``bins``, the number of
-    equal-width bins they are measured on. ``nullable`` columns have an extra "null" code, so
+    equal-width bins they are measured on. Boolean columns have the categories (False, True);
+    date/timestamp bounds are given as ISO strings (or ``date``/``datetime``) and held as days /
+    seconds since 1970-01-01 UTC, like their integer / continuous model twins. ``nullable`` columns have an extra "null" code, so
     missing values are measured and reproduced at a DP-estimated rate.
     """
 
@@ -74,7 +100,11 @@ class Column:
             raise SchemaError(f"every column needs a non-empty string 'name'; got {self.name!r}")
         if self.hierarchy:
             _check_hierarchy(where, self)
-        if self.type.is_discrete:
+        if self.type is ColumnType.BOOLEAN:
+            if tuple(self.categories) not in ((), BOOLEAN_CATEGORIES):
+                raise SchemaError(f"{where} is boolean; its categories are always [false, true], remove 'categories'")
+            object.__setattr__(self, "categories", BOOLEAN_CATEGORIES)
+        elif self.type.is_discrete:
             if len(self.categories) == 0:
                 raise SchemaError(f"{where} is {self.type.value} and needs a non-empty 'categories' list")
             if len(set(self.categories)) != len(self.categories):
@@ -87,9 +117,12 @@ class Column:
                 )
         else:
             for key in ("min", "max"):
+                if self.type.is_temporal:
+                    object.__setattr__(self, key, _temporal_bound(where, self.type, key, getattr(self, key)))
                 _check_bound(where, self.type, key, getattr(self, key))
             if not float(self.min) < float(self.max):  # as float64, which is how values are encoded
-                raise SchemaError(f"{where}: 'min' ({self.min}) must be below 'max' ({self.max})")
+                low, high = self.to_dict()["min"], self.to_dict()["max"]
+                raise SchemaError(f"{where}: 'min' ({low}) must be below 'max' ({high})")
             if not float(self.max) - float(self.min) <= MAX_BOUND_SPAN:
                 raise SchemaError(f"{where}: 'max' - 'min' must be at most {MAX_BOUND_SPAN:g} so the public encoding stays "
                                   f"finite; got [{self.min}, {self.max}]. Declare narrower public bounds.")
@@ -101,7 +134,9 @@ class Column:
     # ---- measurement domain -------------------------------------------------------------
     @property
     def category_kind(self) -> str | None:
-        """'string', 'integer' or 'float' for discrete columns; None for numeric ones."""
+        """'string', 'integer', 'float' or 'boolean' for discrete columns; None for numeric ones."""
+        if self.type is ColumnType.BOOLEAN:
+            return "boolean"
         return _category_kind(self.categories[0]) if self.type.is_discrete else None
 
     @property
@@ -131,7 +166,7 @@ class Column:
         if self.type.is_discrete:
             raise SchemaError(f"column '{self.name}' is {self.type.value}; it has categories, not bins")
         lo, hi = float(self.min), float(self.max)
-        if self.type is ColumnType.INTEGER:
+        if self.type.model_type is ColumnType.INTEGER:
             n_int = int(hi - lo) + 1
             n_bins = self.bins or (n_int if n_int <= MAX_EXACT_INTEGER_VALUES else DEFAULT_NUMERIC_BINS)
             n_bins = min(n_bins, n_int)
@@ -157,8 +192,14 @@ class Column:
         out: dict = {"name": self.name, "type": self.type.value}
         if self.hierarchy:
             out["hierarchy"] = [level.to_dict() for level in self.hierarchy]
-        if self.type.is_discrete:
+        if self.type is ColumnType.BOOLEAN:
+            pass
+        elif self.type.is_discrete:
             out["categories"] = list(self.categories)
+        elif self.type.is_temporal:
+            out["min"], out["max"] = temporal_text(self.type, self.min), temporal_text(self.type, self.max)
+            if self.bins is not None:
+                out["bins"] = self.bins
         else:
             out["min"], out["max"] = self.min, self.max
             if self.bins is not None:
@@ -257,6 +298,43 @@ def _check_bound(where: str, kind: ColumnType, key: str, value) -> None:
             f"{where} is {kind.value} and needs a finite public '{key}' bound; "
             f"got {value!r}. Bounds must come from public knowledge, never from the data."
         )
+
+
+def _temporal_bound(where: str, kind: ColumnType, key: str, value):
+    """A date bound as whole days, a timestamp bound as seconds, since 1970-01-01 UTC; from an ISO
+    string (``YYYY-MM-DD`` / ISO 8601, naive = UTC) or a ``date``/``datetime`` (as YAML reads them);
+    a number is taken as already converted (the schema file reader refuses numbers)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if kind is ColumnType.DATE:
+        try:
+            day = value if type(value) is dt.date else dt.date.fromisoformat(value)
+            return (day - EPOCH.date()).days
+        except (TypeError, ValueError):
+            raise SchemaError(f"{where} is date and needs a public '{key}' date written YYYY-MM-DD; got {value!r}. "
+                              f"Bounds must come from public knowledge, never from the data.") from None
+    try:
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value.strip())
+        if type(value) is dt.date:
+            value = dt.datetime(value.year, value.month, value.day)
+        if not isinstance(value, dt.datetime):
+            raise TypeError(value)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return (value - EPOCH).total_seconds()
+    except (TypeError, ValueError, OverflowError):
+        raise SchemaError(f"{where} is timestamp and needs a public '{key}' timestamp in ISO 8601 (e.g. "
+                          f"2020-01-31T00:00:00Z; UTC unless an offset is given); got {value!r}. "
+                          f"Bounds must come from public knowledge, never from the data.") from None
+
+
+def temporal_text(kind: ColumnType, value: float) -> str:
+    """A date/timestamp bound (days / seconds since the epoch) as its ISO text (timestamps in UTC)."""
+    if kind is ColumnType.DATE:
+        return (EPOCH.date() + dt.timedelta(days=int(value))).isoformat()
+    text = (EPOCH + dt.timedelta(seconds=float(value))).isoformat()
+    return text[:-len("+00:00")] + "Z" if text.endswith("+00:00") else text
 
 
 def _category_kind(value) -> str | None:

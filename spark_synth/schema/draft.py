@@ -3,7 +3,7 @@
 ``spark-synth schema init`` reads a table's declared structure (Parquet/Delta/catalog types; a
 CSV declares every column a string) and drafts a schema file: integer and floating-point columns
 become ``integer`` / ``continuous`` with ``TODO`` bounds, string columns ``categorical`` with
-``TODO`` categories — and a CSV's columns get ``type: TODO``, since guessing a type from the
+``TODO`` categories, booleans ``boolean``, dates/timestamps ``date`` / ``timestamp`` with ``TODO`` bounds — and a CSV's columns get ``type: TODO``, since guessing a type from the
 values would be a data-dependent release. Everything drafted here is public by construction; the
 user fills the ``TODO``s from public knowledge (or a DP pre-pass does: :mod:`spark_synth.prepass`).
 """
@@ -22,10 +22,11 @@ from .readers import TODO
 _INTEGRAL = {"tinyint", "smallint", "int", "bigint", "byte", "short", "integer", "long"}
 _FRACTIONAL = {"float", "double", "real"}
 _STRING = {"string"}
-_LATER = {"boolean", "date", "timestamp", "timestamp_ntz"}
+_LATER = {"timestamp_ntz"}
 
 #: Kinds a declared column can have: what its draft (and a DP pre-pass) may make of it.
 STRING, INTEGRAL, FRACTIONAL, UNDECLARED = "string", "integral", "fractional", "undeclared"
+BOOLEAN, DATE, TIMESTAMP = "boolean", "date", "timestamp"
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,8 @@ class DeclaredColumn:
             return FRACTIONAL
         if t in _STRING or re.fullmatch(r"(var)?char\(\d+\)", t):
             return STRING
-        if t == UNDECLARED:
-            return UNDECLARED
+        if t in (UNDECLARED, BOOLEAN, DATE, TIMESTAMP):
+            return t
         return None
 
 
@@ -74,7 +75,7 @@ def pick_columns(declared: list[DeclaredColumn], columns: list[str] | None, excl
     unsupported = [f"{c.name} ({c.spark_type})" for c in picked if c.kind is None]
     if unsupported:
         later = any(c.spark_type.lower() in _LATER for c in picked if c.kind is None)
-        hint = " (boolean/date/timestamp columns are not supported yet: cast them to strings or numbers)" if later else ""
+        hint = " (timestamp_ntz columns are not supported: cast them to timestamp, read as UTC)" if later else ""
         raise SchemaError(f"columns {unsupported} have types no schema column can hold{hint}; leave them out with "
                           f"--exclude NAME")
     return picked
@@ -89,6 +90,10 @@ def draft_column(column: DeclaredColumn) -> dict:
         out.update(type="integer", min=TODO, max=TODO)
     elif column.kind == FRACTIONAL:
         out.update(type="continuous", min=TODO, max=TODO)
+    elif column.kind == BOOLEAN:
+        out.update(type="boolean")
+    elif column.kind in (DATE, TIMESTAMP):
+        out.update(type=column.kind, min=TODO, max=TODO)
     elif column.kind == UNDECLARED:
         out.update(type=TODO)
     else:
@@ -105,7 +110,8 @@ HEADER = """\
 # protected by the differential-privacy guarantee, so fill in each TODO from public knowledge
 # (documentation, code lists, physical limits), never by looking at the data.
 #   type: categorical (categories: [a, b, ...]) | ordinal (categories in order)
-#       | integer / continuous (min: LOW, max: HIGH [, bins: N])
+#       | integer / continuous (min: LOW, max: HIGH [, bins: N]) | boolean (false/true)
+#       | date (min/max: 'YYYY-MM-DD') | timestamp (min/max: ISO 8601, UTC, e.g. '2020-01-31T00:00:00Z')
 # `spark-synth run` refuses a schema that still holds a TODO, naming the column.
 """
 

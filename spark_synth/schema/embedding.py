@@ -26,7 +26,7 @@ from typing import Mapping
 
 from ..errors import InternalError, ParameterError
 from .columns import Column, ColumnType, Schema
-from .encoding import OutOfDomainPolicy, as_numbers, clipped_numbers, encode_frame
+from .encoding import OutOfDomainPolicy, clipped_numbers, column_numbers, encode_frame
 
 
 def _to_unit(values: np.ndarray, column: Column) -> np.ndarray:
@@ -37,7 +37,7 @@ def _to_unit(values: np.ndarray, column: Column) -> np.ndarray:
 
 
 def _one_hot(column: Column) -> bool:
-    return column.type is ColumnType.CATEGORICAL
+    return column.type.model_type is ColumnType.CATEGORICAL
 
 
 def block_width(column: Column) -> int:
@@ -124,7 +124,7 @@ class Embedding:
                 block[:] = self.code_vectors(j)[codes[:, j]]
                 continue
             is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
-            x = clipped_numbers(as_numbers(frame[column.name]), column)  # a non-nullable column's substitute: min
+            x = clipped_numbers(column_numbers(frame[column.name], column), column)  # a non-nullable column's substitute: min
             block[:, 0] = np.where(is_null, 0.0, self.to_unit(x, column))
             if column.nullable:
                 block[:, 1] = is_null.astype(np.float64)

@@ -7,12 +7,13 @@ layer) and decode generated codes back to typed values (sample layer).
 
 from __future__ import annotations
 
+import datetime as dt
 from enum import Enum
 
 import numpy as np
 import pandas as pd
 
-from .columns import Column, ColumnType, Schema
+from .columns import EPOCH, Column, ColumnType, Schema
 
 
 class OutOfDomainPolicy(str, Enum):
@@ -53,7 +54,7 @@ def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) 
         unusable = (codes < 0) & ~is_null  # not one of the categories
         unknown = unusable
     else:
-        raw = as_numbers(values)
+        raw = column_numbers(values, column)
         unusable = ~is_null & np.isnan(raw)  # not a number at all
         unknown = unusable | (~is_null & ((raw < column.min) | (raw > column.max)))
         codes = bin_codes(clipped_numbers(raw, column), column)  # `clip`: to the bounds
@@ -88,6 +89,33 @@ def as_numbers(values: pd.Series) -> np.ndarray:
     return np.asarray(parsed.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
+def column_numbers(values: pd.Series, column: Column) -> np.ndarray:
+    """A numeric column's values as float64 (NaN: null or not a value of its kind). Date and
+    timestamp values (``date``/``datetime``/``datetime64``, naive = UTC) become days / seconds
+    since 1970-01-01 UTC; numbers in such a column are taken as already converted (the measure
+    layer converts them in Spark)."""
+    if not column.type.is_temporal or (pd.api.types.is_numeric_dtype(values.dtype) and values.dtype != bool):
+        return as_numbers(values)
+    seconds = np.fromiter((_epoch_seconds(v, column.type) for v in values), dtype=np.float64, count=len(values))
+    return np.floor(seconds / 86400.0) if column.type is ColumnType.DATE else seconds
+
+
+def _epoch_seconds(value, kind: ColumnType) -> float:
+    """Seconds since the epoch of one date/datetime value; NaN for anything else (a date column
+    takes dates only; a timestamp column dates too, as midnight UTC)."""
+    if isinstance(value, np.datetime64):
+        value = pd.Timestamp(value)
+    if value is pd.NaT or not isinstance(value, dt.date):
+        return np.nan
+    if isinstance(value, dt.datetime):
+        if kind is ColumnType.DATE:
+            return np.nan
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return (value - EPOCH).total_seconds()
+    return float((value - EPOCH.date()).days) * 86400.0
+
+
 def _tame_int(value):
     if isinstance(value, int) and not isinstance(value, bool):
         try:
@@ -106,7 +134,9 @@ def clipped_numbers(raw: np.ndarray, column: Column) -> np.ndarray:
 def _category_index(values: pd.Series, column: Column, is_null: np.ndarray) -> np.ndarray:
     """Index of each value among the categories; -1 for nulls and anything else."""
     categories = pd.Index(list(column.categories))
-    if column.category_kind == "string":
+    if column.category_kind == "boolean":
+        index = np.fromiter((int(v) if isinstance(v, (bool, np.bool_)) else -1 for v in values), np.int64, len(values))
+    elif column.category_kind == "string":
         lookup = values.astype(object).where(~is_null, None)
         lookup = lookup.map(lambda v: v if v is None or isinstance(v, str) else str(v))
         index = categories.get_indexer(lookup)
@@ -145,10 +175,18 @@ def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator) -
         return pd.Series(np.where(is_null, None, values), dtype=object)
     edges = column.bin_edges
     lo, hi = edges[safe], edges[safe + 1]
-    if column.type is ColumnType.INTEGER:
+    if column.type.model_type is ColumnType.INTEGER:
         first, last = np.ceil(lo), np.ceil(hi) - 1  # integers v with lo <= v < hi
         values = first + np.floor(rng.random(len(codes)) * (last - first + 1))
         values = np.clip(values, column.min, column.max)
+        if column.type is ColumnType.DATE:  # whole days since 1970-01-01
+            days = values.astype(np.int64).astype("datetime64[D]").astype(object)
+            return pd.Series(np.where(is_null, None, days), dtype=object)
         return pd.Series(pd.array(np.where(is_null, None, values.astype(np.int64)), dtype="Int64"))
     values = lo + rng.random(len(codes)) * (hi - lo)
-    return pd.Series(np.where(is_null, np.nan, np.clip(values, column.min, column.max)))
+    values = np.clip(values, column.min, column.max)
+    if column.type is ColumnType.TIMESTAMP:  # seconds since the epoch, to whole microseconds within the bounds
+        micros = np.clip(np.round(values * 1e6), np.ceil(column.min * 1e6), np.floor(column.max * 1e6))
+        stamps = pd.Series(micros.astype(np.int64).astype("datetime64[us]")).dt.tz_localize("UTC")
+        return stamps.where(~is_null, pd.NaT)
+    return pd.Series(np.where(is_null, np.nan, values))

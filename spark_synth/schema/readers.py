@@ -92,6 +92,11 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
     nullable = raw.get("nullable", True)
     if not isinstance(nullable, bool):
         raise SchemaError(f"{source}: column '{name}': 'nullable' must be true or false; got {nullable!r}")
+    if col_type is ColumnType.BOOLEAN:
+        given = sorted(key for key in ("categories", "min", "max", "bins", "hierarchy") if raw.get(key) is not None)
+        if given:
+            raise SchemaError(f"{source}: column '{name}' is boolean (categories false/true); remove {given}")
+        return Column(name=name, type=col_type, nullable=nullable)
     if col_type.is_discrete:
         categories = raw.get("categories")
         if not isinstance(categories, list):
@@ -101,6 +106,12 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
     if raw.get("hierarchy") is not None:
         raise SchemaError(f"{source}: column '{name}' is {col_type.value}; only categorical/ordinal columns can "
                           f"declare a 'hierarchy'")
+    if col_type.is_temporal:
+        for key in ("min", "max"):
+            if isinstance(raw.get(key), (int, float)):  # bool included: a bound here is a date, not a number
+                written = "YYYY-MM-DD" if col_type is ColumnType.DATE else "ISO 8601 (e.g. 2020-01-31T00:00:00Z)"
+                raise SchemaError(f"{source}: column '{name}' is {col_type.value}; write its '{key}' as {written}, "
+                                  f"not as a number; got {raw.get(key)!r}")
     return Column(
         name=name, type=col_type, min=raw.get("min"), max=raw.get("max"), bins=raw.get("bins"), nullable=nullable
     )
@@ -154,4 +165,5 @@ def _check_no_todo(raw: dict, name: object, source: str) -> None:
 
 
 _TODO_HELP = {"type": "type (one of " + _TYPES + ")", "categories": "list of categories",
-              "min": "lower bound", "max": "upper bound", "bins": "number of bins", "nullable": "nullability (true/false)"}
+              "min": "lower bound (a date: YYYY-MM-DD; a timestamp: ISO 8601)",
+              "max": "upper bound (a date: YYYY-MM-DD; a timestamp: ISO 8601)", "bins": "number of bins", "nullable": "nullability (true/false)"}

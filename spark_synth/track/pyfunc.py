@@ -125,7 +125,10 @@ def _as_int(value):
 
 # ---- what the model says about itself ---------------------------------------------------------
 def column_type(column) -> str:
-    """The MLflow type of a synthetic column (as written to Spark: string, long or double)."""
+    """The MLflow type of a synthetic column (as written to Spark: string, long, double, boolean or datetime)."""
+    special = {"boolean": "boolean", "date": "datetime", "timestamp": "datetime"}
+    if column.type.value in special:
+        return special[column.type.value]
     if column.type.is_discrete:
         return {"string": "string", "integer": "long", "float": "double"}[column.category_kind]
     return "long" if column.type.value == "integer" else "double"

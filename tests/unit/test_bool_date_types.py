@@ -1,0 +1,139 @@
+"""boolean, date and timestamp columns: schema parsing, public sizes, encode/decode (no Spark)."""
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from spark_synth.errors import ParameterError, SchemaError
+from spark_synth.prepass import plan_prepass
+from spark_synth.schema import ColumnType, OutOfDomainPolicy, load_schema, schema_from_dict
+from spark_synth.schema.draft import DeclaredColumn, draft_column, pick_columns
+from spark_synth.schema.encoding import decode_codes, encode_frame
+
+UTC = dt.timezone.utc
+GOOD = """\
+columns:
+  - {name: flag, type: boolean}
+  - {name: day, type: date, min: 2020-01-01, max: '2020-01-31'}
+  - {name: at, type: timestamp, min: '2020-01-01T00:00:00Z', max: 2020-01-02T00:00:00+00:00, bins: 24, nullable: false}
+"""
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_good_file_parses_to_model_twins_and_round_trips(tmp_path):
+    schema = load_schema(_write(tmp_path, GOOD))
+    flag, day, at = schema
+    assert flag.type is ColumnType.BOOLEAN and flag.type.model_type is ColumnType.CATEGORICAL
+    assert flag.type.is_discrete and flag.categories == (False, True) and (flag.n_values, flag.size) == (2, 3)
+    assert day.type.model_type is ColumnType.INTEGER and not day.type.is_discrete
+    assert (day.min, day.max) == (18262, 18292)  # days since 1970-01-01
+    assert (day.n_values, day.size) == (31, 32)  # one bin per day, like a narrow integer column
+    assert at.type.model_type is ColumnType.CONTINUOUS and (at.min, at.max) == (1577836800.0, 1577923200.0)
+    assert (at.n_values, at.size) == (24, 24)
+    assert schema.to_dict()["columns"] == [
+        {"name": "flag", "type": "boolean", "nullable": True},
+        {"name": "day", "type": "date", "min": "2020-01-01", "max": "2020-01-31", "nullable": True},
+        {"name": "at", "type": "timestamp", "min": "2020-01-01T00:00:00Z", "max": "2020-01-02T00:00:00Z",
+         "bins": 24, "nullable": False}]
+    again = _write(tmp_path, yaml.safe_dump(schema.to_dict()))
+    assert load_schema(again) == schema
+    offset = schema_from_dict({"columns": [{"name": "at", "type": "timestamp", "min": "2020-01-01T01:00:00+01:00",
+                                            "max": "2020-01-01 12:00"}]})
+    assert (offset["at"].min, offset["at"].max) == (1577836800.0, 1577836800.0 + 12 * 3600)  # naive = UTC
+
+
+@pytest.mark.parametrize("column, words", [
+    ({"name": "day", "type": "date", "max": "2020-01-31"}, ["column 'day'", "'min'", "YYYY-MM-DD"]),
+    ({"name": "day", "type": "date", "min": "2020-02-30", "max": "2020-03-01"}, ["column 'day'", "2020-02-30"]),
+    ({"name": "day", "type": "date", "min": "2020-01-01T10:00:00", "max": "2020-03-01"}, ["column 'day'", "YYYY-MM-DD"]),
+    ({"name": "day", "type": "date", "min": "2020-03-01", "max": "2020-01-01"},
+     ["column 'day'", "'min' (2020-03-01) must be below 'max' (2020-01-01)"]),
+    ({"name": "day", "type": "date", "min": 0, "max": "2020-01-01"}, ["column 'day'", "not as a number"]),
+    ({"name": "at", "type": "timestamp", "min": "yesterday", "max": "2020-01-01T00:00:00Z"},
+     ["column 'at'", "ISO 8601", "yesterday"]),
+    ({"name": "at", "type": "timestamp", "min": "2020-01-02T00:00:00Z", "max": "2020-01-01T00:00:00Z"},
+     ["column 'at'", "must be below"]),
+    ({"name": "at", "type": "timestamp", "min": "TODO", "max": "2020-01-01T00:00:00Z"}, ["column 'at'", "'min: TODO'"]),
+    ({"name": "flag", "type": "boolean", "categories": ["y", "n"]}, ["column 'flag'", "boolean", "categories"]),
+    ({"name": "flag", "type": "boolean", "min": 0, "max": 1}, ["column 'flag'", "remove ['max', 'min']"]),
+])
+def test_bad_files_give_one_line_naming_the_column(tmp_path, column, words):
+    with pytest.raises(SchemaError) as info:
+        load_schema(_write(tmp_path, yaml.safe_dump({"columns": [column]})))
+    message = str(info.value)
+    assert "\n" not in message and all(w in message for w in words), message
+
+
+def _frame():
+    return pd.DataFrame({
+        "flag": [True, False, None, 1],
+        "day": [dt.date(2020, 1, 1), dt.date(2019, 6, 1), None, dt.date(2020, 3, 1)],
+        "at": [pd.Timestamp("2020-01-01 12:30"), None, dt.datetime(2019, 1, 1, tzinfo=UTC), dt.datetime(2021, 1, 1)]})
+
+
+def test_encode_clips_like_numbers_and_error_refuses_the_columns(tmp_path):
+    schema = load_schema(_write(tmp_path, GOOD))
+    codes, rejected = encode_frame(_frame(), schema, OutOfDomainPolicy.CLIP)
+    assert not rejected.any()
+    # boolean: False/True are codes 0/1; None and a non-boolean (1) are null (code 2)
+    assert codes[:, 0].tolist() == [1, 0, 2, 2]
+    # date: in range → its day; below min → first day; null → null code; above max → last day
+    assert codes[:, 1].tolist() == [0, 0, 31, 30]
+    # timestamp (non-nullable): 12:30 → hour bin 12; null → substitute (first bin); clamped to first/last bin
+    assert codes[:, 2].tolist() == [12, 0, 0, 23]
+    _, rejected = encode_frame(_frame(), schema, OutOfDomainPolicy.ERROR)
+    assert rejected.tolist() == [True, True, True]
+    _, rejected = encode_frame(_frame().iloc[:1], schema, OutOfDomainPolicy.ERROR)
+    assert rejected.tolist() == [False, False, False]
+
+
+def test_decode_gives_typed_values_within_the_bounds(tmp_path):
+    schema = load_schema(_write(tmp_path, GOOD))
+    codes = np.array([[0, 0, 0], [1, 30, 23], [2, 31, 5]])
+    out = decode_codes(codes, schema, np.random.default_rng(0))
+    assert out["flag"].tolist() == [False, True, None]
+    assert out["day"].tolist() == [dt.date(2020, 1, 1), dt.date(2020, 1, 31), None]
+    at = out["at"]
+    assert str(at.dtype).endswith("UTC]") and at.notna().all()
+    assert pd.Timestamp("2020-01-01", tz="UTC") <= at[0] < pd.Timestamp("2020-01-01 01:00", tz="UTC")
+    assert pd.Timestamp("2020-01-01 23:00", tz="UTC") <= at[1] <= pd.Timestamp("2020-01-02", tz="UTC")
+    assert pd.Timestamp("2020-01-01 05:00", tz="UTC") <= at[2] < pd.Timestamp("2020-01-01 06:00", tz="UTC")
+
+
+def test_draft_and_prepass_of_declared_boolean_date_timestamp():
+    declared = [DeclaredColumn("flag", "boolean"), DeclaredColumn("day", "date", nullable=False),
+                DeclaredColumn("at", "timestamp"), DeclaredColumn("n", "bigint")]
+    assert [draft_column(c) for c in pick_columns(declared, None, None)] == [
+        {"name": "flag", "type": "boolean"},
+        {"name": "day", "type": "date", "min": "TODO", "max": "TODO", "nullable": False},
+        {"name": "at", "type": "timestamp", "min": "TODO", "max": "TODO"},
+        {"name": "n", "type": "integer", "min": "TODO", "max": "TODO"}]
+    with pytest.raises(SchemaError, match=r"at \(timestamp_ntz\).*cast them to timestamp.*--exclude"):
+        pick_columns([DeclaredColumn("at", "timestamp_ntz")], None, None)
+    plan = plan_prepass(declared, 1.0, 1e-9)  # the DP pre-pass skips them, spending nothing on them
+    assert plan.skipped == ("flag", "day", "at") and [p.column.name for p in plan.columns] == ["n"]
+    with pytest.raises(ParameterError, match="--dp-bounds"):
+        plan_prepass(declared[:3], 1.0, 1e-9)
+
+
+def test_evaluation_encoder_reads_dates_and_timestamps_on_their_public_scale(tmp_path):
+    from spark_synth.evaluate.encoding import PublicEncoder
+
+    schema = load_schema(_write(tmp_path, GOOD))
+    frame = pd.DataFrame({"flag": [True], "day": [dt.date(2020, 1, 16)], "at": [pd.Timestamp("2020-01-01 12:00")]})
+    x = PublicEncoder(schema, ["day", "at"]).transform(frame)
+    assert x.tolist() == [[0.5, 0.0, 0.5]]  # day: value, null flag; at (non-nullable): value
+
+
+def test_model_signature_types(tmp_path):
+    from spark_synth.track.pyfunc import column_type
+
+    assert [column_type(c) for c in load_schema(_write(tmp_path, GOOD))] == ["boolean", "datetime", "datetime"]
