@@ -79,12 +79,8 @@ for measurement in report.entries:
 # COMMAND ----------
 
 target = dbutils.widgets.get("output_table")  # noqa: F821
-synthetic = synth.sample(int(dbutils.widgets.get("rows")), seed=int(dbutils.widgets.get("seed")))  # noqa: F821
-writer = synthetic.write.format("delta").mode("errorifexists")
-if "/" in target:
-    writer.save(target)
-else:
-    writer.saveAsTable(target)
+# all or nothing; a Delta output records this fit's epsilon, delta, rho, engine and fit id as table properties
+synth.write(int(dbutils.widgets.get("rows")), target, seed=int(dbutils.widgets.get("seed")))  # noqa: F821
 written = read_table(target)
 print(f"wrote {written.count():,} synthetic rows to {target}")
 display(written.limit(20))  # noqa: F821

@@ -99,6 +99,6 @@ display(model.predict({"rows": 10, "seed": 0}))  # noqa: F821
 rows = sample_model(summary["model_uri"], int(dbutils.widgets.get("rows")), seed=0)  # noqa: F821 (Spark, at scale)
 target = dbutils.widgets.get("output_table").strip()  # noqa: F821
 if target:
-    writer = rows.write.format("delta").mode("errorifexists")
+    writer = rows.write.format("delta").mode("error")
     writer.save(target) if "/" in target else writer.saveAsTable(target)
     print(f"wrote {read_table(target).count():,} rows to {target}")

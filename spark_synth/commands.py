@@ -156,16 +156,8 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
 
 
 def provenance(synth: Synthesizer):
-    """The :class:`~spark_synth.io.Provenance` of rows sampled from fitted ``synth``: its fit's spend,
-    guarantee, engine and ids (the MLflow run id only when the fit was tracked), this version."""
-    from .io import Provenance
-
-    report = synth.privacy_report_
-    # δ includes a DP-drafted schema's δ_approx (the fit is (ε, δ + δ_approx)-DP; see PrivacyReport)
-    return Provenance(epsilon=report.epsilon_spent, delta=report.delta + report.delta_approx, rho=report.rho_spent,
-                      engine=synth.engine,
-                      version=__version__, fit_id=report.fit_id, mlflow_run_id=getattr(synth, "mlflow_run_id_", None),
-                      dp=report.dp_guarantee, neighbouring_relation=report.neighbouring_relation)
+    """The :class:`~spark_synth.io.Provenance` of rows sampled from fitted ``synth`` (see :meth:`Synthesizer.provenance`)."""
+    return synth.provenance()
 
 
 def dataset_key(dataset_id: str | None, source: str) -> str:

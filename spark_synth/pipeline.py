@@ -94,6 +94,37 @@ class Synthesizer:
         self.last_seed_ = secrets.randbits(63) if seed is None else int(seed)
         return generate_rows(spark, self.model_, self.schema_, n_rows, self.last_seed_, partitions)
 
+    def write(self, n_rows: int, output: str, seed: int | None = None, overwrite: bool = False, spark=None) -> str:
+        """Sample ``n_rows`` rows and write them to ``output`` (a path or table name; format from its
+        name, Delta for folders and tables) as ``spark-synth sample`` does: all or nothing, and a Delta
+        output carries this fit's provenance (table properties, comment, commit userMetadata).
+        Returns where the rows went. Spends no privacy budget; works under Spark Connect too."""
+        from .io import check_output, write_output
+
+        self._check_fitted()
+        check_rows(n_rows)
+        check_seed(seed)
+        if spark is None:
+            from .session import get_spark
+
+            spark = get_spark()
+        location = check_output(spark, output, overwrite)
+        _log.info("sample and write: %d rows to %s", n_rows, output)
+        return write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite, self.provenance())
+
+    def provenance(self):
+        """The :class:`~spark_synth.io.Provenance` of rows sampled from this fit: its spend, guarantee,
+        engine and ids (the MLflow run id only when the fit was tracked), this version."""
+        from .io import Provenance
+
+        self._check_fitted()
+        report = self.privacy_report_
+        # δ includes a DP-drafted schema's δ_approx (the fit is (ε, δ + δ_approx)-DP; see PrivacyReport)
+        return Provenance(epsilon=report.epsilon_spent, delta=report.delta + report.delta_approx, rho=report.rho_spent,
+                          engine=self.engine, version=__version__, fit_id=report.fit_id,
+                          mlflow_run_id=getattr(self, "mlflow_run_id_", None), dp=report.dp_guarantee,
+                          neighbouring_relation=report.neighbouring_relation)
+
     # ---- persistence ---------------------------------------------------------------------
     def to_dict(self) -> dict:
         """Everything needed to sample again: DP post-processed state only, no rows."""

@@ -18,7 +18,10 @@ from ..engines import FittedModel
 from ..errors import ParameterError
 from ..schema import Schema, decode_codes
 from ..schema.spark_types import output_struct
+from ..logs import layer
 from ..session import default_parallelism
+
+_log = layer("sample")
 
 #: Target rows per generated partition.
 ROWS_PER_PARTITION = 250_000
@@ -32,6 +35,8 @@ def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: 
         partitions = max(default_parallelism(spark), -(-int(n_rows) // ROWS_PER_PARTITION))
         partitions = min(partitions, int(n_rows))
     sampler = _partition_sampler(model, schema, int(seed))
+    _log.info("sample: %d rows in %d Spark tasks (%s model%s)", int(n_rows), int(partitions), model.engine,
+              "; each task joins the partitions' pieces itself" if model.engine == "dgm" else "")
     return spark.range(0, int(n_rows), numPartitions=int(partitions)).mapInPandas(sampler, output_struct(schema))
 
 

@@ -335,7 +335,7 @@ CASES = {
                                ("not valid YAML", "line 3", "fix the syntax")),
     "schema-not-utf8": Case(lambda ws: ws.args.update({"--schema": ws.file("s.json", '{"columns": ["é"]}', "latin-1")}),
                             ("not UTF-8", "save it as UTF-8")),
-    "schema-unknown-type": Case(_bound("age", "type", "date"), ("unknown type 'date'", "allowed types")),
+    "schema-unknown-type": Case(_bound("age", "type", "datetime"), ("unknown type 'datetime'", "allowed types")),
     "schema-empty-categories": Case(_bound("sex", "categories", []), ("'sex'", "non-empty 'categories'")),
     "schema-min-not-below-max": Case(_bound("age", "min", 90), ("'age'", "must be below 'max'")),
     "schema-nan-bound": Case(_bound("age", "max", float("nan")), ("'age'", "finite public 'max'")),

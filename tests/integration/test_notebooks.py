@@ -36,7 +36,9 @@ def test_quickstart_table_in_synthetic_delta_table_out(spark, source_table, tmp_
     assert ns["synth"].privacy_report_.epsilon_spent == pytest.approx(0.7, rel=1e-9)
     written = spark.table(output)
     assert written.count() == 1500 and written.columns == list(ns["schema"].names)
-    assert spark.sql(f"DESCRIBE DETAIL {output}").first()["format"] == "delta"
+    detail = spark.sql(f"DESCRIBE DETAIL {output}").first()
+    assert detail["format"] == "delta"
+    assert detail["properties"]["spark_synth.fit_id"] == ns["synth"].privacy_report_.fit_id  # the fit's provenance
     assert len(ns["_displayed"][-1]) == 20
     assert sorted(ns["dbutils"].widgets.declared["engine"]["choices"]) == sorted(ENGINES)
     # the evaluation report: written, shown, and the fit only saw the train part
