@@ -91,8 +91,8 @@ def test_bad_input_one_line_error_no_output(spark, adult_sample_paths, tmp_path,
         raw_schema["columns"].append({"name": "salary", "type": "integer", "min": 0, "max": 10})
         fragment = "missing columns ['salary']"
     elif case == "unknown_type":
-        raw_schema["columns"][0]["type"] = "date"
-        fragment = "unknown type 'date'"
+        raw_schema["columns"][0]["type"] = "datetime"
+        fragment = "unknown type 'datetime'"
     elif case == "unwritable":
         (tmp_path / "blocker").write_text("")
         out, fragment = tmp_path / "blocker" / "out.parquet", "is a file"
