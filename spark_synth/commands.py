@@ -65,7 +65,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             write_started = time.perf_counter()
             _log.info("sample and write: %d rows to %s", config.rows, config.output)
             written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite,
-                                   provenance(synth))
+                                   synth.provenance())
             timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
             tracker.log_output(written, config.rows, synth.last_seed_, timings)
         evaluation = None
@@ -139,7 +139,6 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
                     spark_profile: str = "local", spark=None) -> dict:
     """Load a saved synthesizer and write ``rows`` rows (the CLI's ``sample``; spends no budget)."""
-    from .io import check_output, write_output
     from .session import get_spark
 
     started = time.perf_counter()
@@ -147,17 +146,10 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     check_seed(seed)
     check_output_apart(str(model), str(output), source_name="model")
     synth = Synthesizer.load(model)
-    spark = spark or get_spark(spark_profile)
-    location = check_output(spark, output, overwrite)
-    _log.info("sample and write: %d rows to %s", rows, output)
-    written = write_output(spark, synth.sample(rows, seed=seed, spark=spark), location, overwrite, provenance(synth))
+    written = synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark or get_spark(spark_profile))
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
             "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3)}
 
-
-def provenance(synth: Synthesizer):
-    """The :class:`~spark_synth.io.Provenance` of rows sampled from fitted ``synth`` (see :meth:`Synthesizer.provenance`)."""
-    return synth.provenance()
 
 
 def dataset_key(dataset_id: str | None, source: str) -> str:
