@@ -92,6 +92,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "seconds": round(timings["total"], 3),
         "timings": {k: round(v, 3) for k, v in {**synth.timings_, **timings}.items()},
         "measure_passes": synth.measure_passes_,
+        "measure_pass_seconds": [round(s, 3) for s in synth.measure_pass_seconds_],
         "mlflow_run_id": tracker.run_id,
         "dataset_id": dataset,
         "ledger": tracker.charged,

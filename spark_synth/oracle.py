@@ -35,7 +35,8 @@ RowSampler = Callable[[int, int], np.ndarray]
 def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSource,
                  timings: dict | None = None, rows: RowSampler | None = None) -> MeasurementOracle:
     """An oracle over ``answer`` charged to ``privacy_filter``; ``timings`` (optional) accumulates
-    seconds spent in ``measure`` (scans), ``noise`` and the number of ``scans``; ``rows`` (optional)
+    seconds spent in ``measure`` (scans), ``noise``, the number of ``scans`` and each scan's seconds
+    (``scan_seconds``); ``rows`` (optional)
     serves :meth:`~MeasurementOracle.rows_not_covered_by_dp`, recorded in the report."""
     cache: dict = {}
     clock = timings if timings is not None else {}
@@ -48,8 +49,10 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
         if missing:
             started = time.perf_counter()
             answers = answer(missing)
-            clock["measure"] = clock.get("measure", 0.0) + time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            clock["measure"] = clock.get("measure", 0.0) + elapsed
             clock["scans"] = clock.get("scans", 0) + 1
+            clock.setdefault("scan_seconds", []).append(elapsed)
             _log.info("measure: pass %d over the table (%d queries)", clock["scans"], len(missing))
             if len(answers) != len(missing):
                 raise InternalError("the answer source returned the wrong number of answers")

@@ -73,6 +73,7 @@ class Synthesizer:
         self.schema_ = schema
         self.privacy_report_: PrivacyReport = replace(privacy_filter.report(), schema_prepass=schema.prepass)
         self.measure_passes_ = int(clock.get("scans", 0))
+        self.measure_pass_seconds_ = list(clock.get("scan_seconds", []))  # one entry per scan of the table
         _log.info("fit: done, epsilon spent %.6g (rho %.6g) in %d pass(es) over the table",
                   self.privacy_report_.epsilon_spent, self.privacy_report_.rho_spent, self.measure_passes_)
         measure, noise = clock.get("measure", 0.0), clock.get("noise", 0.0)
@@ -167,7 +168,7 @@ class Synthesizer:
         synth.schema_ = schema_from_dict(state["schema"])
         synth.model_ = model_class(state["engine"]).from_state(state["model"], synth.schema_)
         synth.privacy_report_ = PrivacyReport.from_dict(state["privacy"], f"the privacy report in '{file}'")
-        synth.measure_passes_ = 0
+        synth.measure_passes_, synth.measure_pass_seconds_ = 0, []
         synth.timings_ = {}
         synth.mlflow_run_id_ = state.get("mlflow_run_id")  # the fit's MLflow run, when it was tracked
         return synth

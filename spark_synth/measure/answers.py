@@ -42,6 +42,7 @@ class RowBatch:
         self.frame, self.schema, self.policy = frame, schema, policy
         self.rejected = np.zeros(len(schema), dtype=bool)
         self._codes: np.ndarray | None = None
+        self.numbers: dict[int, np.ndarray] = {}  # numeric columns' parsed values, filled with the codes
         self._embedded: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
@@ -51,7 +52,7 @@ class RowBatch:
     def codes(self) -> np.ndarray:
         """(n, d) int64 public codes (see :func:`~spark_synth.schema.encoding.encode_frame`)."""
         if self._codes is None:
-            self._codes, bad = encode_frame(self.frame, self.schema, self.policy)
+            self._codes, bad = encode_frame(self.frame, self.schema, self.policy, self.numbers)
             self.rejected |= bad
         return self._codes
 
@@ -59,7 +60,7 @@ class RowBatch:
         """(n, width) rows under ``embedding`` (one computation per embedding object)."""
         key = id(embedding)
         if key not in self._embedded:
-            self._embedded[key], _ = embedding.embed(self.frame, self.policy, codes=self.codes)
+            self._embedded[key], _ = embedding.embed(self.frame, self.policy, codes=self.codes, numbers=self.numbers)
         return self._embedded[key]
 
 

@@ -19,7 +19,9 @@ from ..errors import InternalError, ParameterError
 from ..queries import MAX_FRACTION_BITS, MomentQuery
 from ..schema import OutOfDomainPolicy, Schema
 from ..schema.embedding import Embedding
+from . import moment_kernel
 from .answers import MAX_ABS_ANSWER, Accumulator, RowBatch, answer_queries, clamp_sums, register_answerer
+from .moment_kernel import MomentTables
 
 _ROWS_PER_CHUNK = 8192
 assert _ROWS_PER_CHUNK << MAX_FRACTION_BITS <= MAX_ABS_ANSWER  # a chunk's sum always fits 2^62
@@ -40,12 +42,17 @@ def projection_grid(query: MomentQuery) -> tuple[np.ndarray, int]:
     return w, row_bits
 
 
+def projection_unit(grid: tuple[np.ndarray, int]) -> float:
+    """The value of one unit of a row-grid × direction-grid product."""
+    return 2.0 ** -(grid[1] + _DIRECTION_BITS)
+
+
 def exact_projection(x: np.ndarray, query: MomentQuery, grid: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """z = xq · wqᵀ for the rows and directions rounded to their public grids. Computed in integers
     held exactly by float64, so every summation order (BLAS kernel, batch size, position in the
     batch) gives the same z: a row's contribution depends on that row alone."""
     w, row_bits = grid or projection_grid(query)
-    return (np.rint(x * 2.0**row_bits) @ w.T) * 2.0 ** -(row_bits + _DIRECTION_BITS)
+    return (np.rint(x * 2.0**row_bits) @ w.T) * projection_unit((w, row_bits))
 
 
 def fixed_point_chunks(x: np.ndarray, query: MomentQuery) -> Iterator[np.ndarray]:
@@ -90,9 +97,18 @@ class MomentSummer(Accumulator):
             raise ParameterError(f"directions of {query.name!r}", f"{self.embedding.width} coordinates (the embedding's width)",
                                  query.directions.shape[1])
 
+        grid = projection_grid(query)
+        self.tables = MomentTables(self.embedding, query, grid, projection_unit(grid)) if moment_kernel.COMPILED else None
+
     def add(self, batch: RowBatch) -> None:
-        for part in fixed_point_chunks(batch.embedded(self.embedding), self.query):
-            self.accumulate(part.ravel())
+        if self.tables is None:  # no numba: the reference, on the dense embedding
+            for part in fixed_point_chunks(batch.embedded(self.embedding), self.query):
+                self.accumulate(part.ravel())
+            return
+        values = self.tables.numeric_values(self.embedding.value_coordinates(batch.frame, batch.codes, batch.numbers), len(batch))
+        for start in range(0, len(batch), _ROWS_PER_CHUNK):
+            stop = start + _ROWS_PER_CHUNK
+            self.accumulate(self.tables.chunk_sums(batch.codes[start:stop], values[start:stop]).ravel())
 
 
 def measure_moment_sums(df, schema: Schema, query: MomentQuery, policy: OutOfDomainPolicy) -> np.ndarray:

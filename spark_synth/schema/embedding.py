@@ -110,24 +110,41 @@ class Embedding:
         centres = edges[:-1] + np.diff(edges) / 2  # not (a + b) / 2, which overflows near ±1.8e308
         return self.to_unit(np.clip(centres, column.min, column.max), column)
 
-    def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy, codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def embed(self, frame: pd.DataFrame, policy: OutOfDomainPolicy, codes: np.ndarray | None = None,
+              numbers: Mapping[int, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n, width) embedding of raw rows, and the per-column ``rejected`` flags of the encoder
-        (none when the caller passes the frame's ``codes``, having collected them already)."""
+        (none when the caller passes the frame's ``codes`` — and optionally its parsed ``numbers`` —
+        having collected them already)."""
         if codes is None:
-            codes, rejected = encode_frame(frame, self.schema, policy)
+            numbers = {}
+            codes, rejected = encode_frame(frame, self.schema, policy, numbers)
         else:
             rejected = np.zeros(len(self.schema), dtype=bool)
         out = np.zeros((len(frame), self.width))
+        values = self.value_coordinates(frame, codes, numbers)
         for j, column in enumerate(self.schema):
             block = out[:, self.block(j)]
             if column.type.is_discrete:
                 block[:] = self.code_vectors(j)[codes[:, j]]
                 continue
-            is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
-            x = clipped_numbers(column_numbers(frame[column.name], column), column)  # a non-nullable column's substitute: min
-            block[:, 0] = np.where(is_null, 0.0, self.to_unit(x, column))
+            block[:, 0] = values[j]
             if column.nullable:
-                block[:, 1] = is_null.astype(np.float64)
+                block[:, 1] = (codes[:, j] == column.null_code).astype(np.float64)
         if not np.isfinite(out).all():
             raise InternalError("the public embedding produced a non-finite coordinate")
         return out, rejected
+
+    def value_coordinates(self, frame: pd.DataFrame, codes: np.ndarray,
+                          numbers: Mapping[int, np.ndarray] | None = None) -> dict[int, np.ndarray]:
+        """Each numeric column's value coordinate (0 for a null; see the module docstring), by
+        column position; the rest of every block is a function of the row's code. ``numbers``:
+        the columns' parsed values from :func:`encode_frame`, if the caller has them."""
+        values = {}
+        for j, column in enumerate(self.schema):
+            if column.type.is_discrete:
+                continue
+            is_null = codes[:, j] == column.null_code if column.nullable else np.zeros(len(frame), bool)
+            raw = numbers[j] if numbers is not None and j in numbers else column_numbers(frame[column.name], column)
+            x = clipped_numbers(raw, column)  # a non-nullable column's substitute: min
+            values[j] = np.where(is_null, 0.0, self.to_unit(x, column))
+        return values

@@ -30,21 +30,29 @@ class OutOfDomainPolicy(str, Enum):
     ERROR = "error"
 
 
-def encode_frame(frame: pd.DataFrame, schema: Schema, policy: OutOfDomainPolicy) -> tuple[np.ndarray, np.ndarray]:
+def encode_frame(frame: pd.DataFrame, schema: Schema, policy: OutOfDomainPolicy,
+                 numbers: dict[int, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Encode ``frame`` (columns in schema order) to an ``(n, d)`` int64 code matrix.
 
     Returns ``(codes, rejected)`` where ``rejected[j]`` is True when column j held a value the
-    policy cannot accept; callers must then fail without releasing anything.
+    policy cannot accept; callers must then fail without releasing anything. ``numbers`` (optional)
+    receives each numeric column's parsed values (:func:`column_numbers`), by position, so callers
+    that need them again do not parse twice.
     """
     codes = np.empty((len(frame), len(schema)), dtype=np.int64)
     rejected = np.zeros(len(schema), dtype=bool)
     for j, column in enumerate(schema):
-        codes[:, j], rejected[j] = encode_column(frame[column.name], column, policy)
+        raw = None if column.type.is_discrete else column_numbers(frame[column.name], column)
+        if numbers is not None and raw is not None:
+            numbers[j] = raw
+        codes[:, j], rejected[j] = encode_column(frame[column.name], column, policy, raw)
     return codes, rejected
 
 
-def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) -> tuple[np.ndarray, bool]:
-    """Encode one column; returns ``(codes, rejected)`` (see :func:`encode_frame`).
+def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy,
+                  raw: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+    """Encode one column; returns ``(codes, rejected)`` (see :func:`encode_frame`). ``raw``: a
+    numeric column's values already parsed by :func:`column_numbers`, if the caller has them.
 
     Each row's code depends on that row's value only; ``rejected`` is only ever True under
     ``error`` (a value outside the domain, or a null in a non-nullable column)."""
@@ -54,7 +62,7 @@ def encode_column(values: pd.Series, column: Column, policy: OutOfDomainPolicy) 
         unusable = (codes < 0) & ~is_null  # not one of the categories
         unknown = unusable
     else:
-        raw = column_numbers(values, column)
+        raw = column_numbers(values, column) if raw is None else raw
         unusable = ~is_null & np.isnan(raw)  # not a number at all
         unknown = unusable | (~is_null & ((raw < column.min) | (raw > column.max)))
         codes = bin_codes(clipped_numbers(raw, column), column)  # `clip`: to the bounds
@@ -137,8 +145,10 @@ def _category_index(values: pd.Series, column: Column, is_null: np.ndarray) -> n
     if column.category_kind == "boolean":
         index = np.fromiter((int(v) if isinstance(v, (bool, np.bool_)) else -1 for v in values), np.int64, len(values))
     elif column.category_kind == "string":
-        lookup = values.astype(object).where(~is_null, None)
-        lookup = lookup.map(lambda v: v if v is None or isinstance(v, str) else str(v))
+        lookup = values
+        if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):  # not all strings: as text
+            lookup = values.astype(object).where(~is_null, None)
+            lookup = lookup.map(lambda v: v if v is None or isinstance(v, str) else str(v))
         index = categories.get_indexer(lookup)
     elif column.category_kind == "integer":
         numeric = as_numbers(values)

@@ -72,7 +72,7 @@ def test_one_scan_answers_every_kind_and_equals_numpy(spark, adult_sample_paths)
 def test_measure_passes_per_round(spark, adult_sample_paths, engine, options, passes):
     data, schema = adult_sample_paths
     synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
-    assert synth.measure_passes_ == passes
+    assert synth.measure_passes_ == passes and len(synth.measure_pass_seconds_) == passes
 
 
 @pytest.fixture

@@ -1,0 +1,192 @@
+"""End-to-end `spark-synth run` on large generated tables (prints a table; never asserts on time).
+
+    python benchmarks/scale.py [--rows 1000000 10000000] [--shapes adult wide]
+                               [--engines independent splice fpt dgm] [--data ../shared/data]
+
+Tables (public and seeded: real rows of a shared dataset resampled with replacement, integer
+columns jittered by 1 % of their spread where non-zero and clipped to the schema's bounds):
+``adult`` — 15 columns (6 integer, 1 ordinal, 8 categorical), from adult.csv (or the bundled
+sample); ``wide`` — 24 columns (14 integer, 6 ordinal, 4 categorical), from credit_default.csv.
+Each is written once under $SPARK_SYNTH_HOME/bench/scale as Parquet (1 M-row files, streamed, so
+memory does not grow with n) and converted once to a Delta table, which is the runs' input.
+
+Every run is a fresh `spark-synth run` process (profile ``local``, so local[*] = 2 cores here,
+MLflow off) reading the Delta table and writing the same number of rows as a Delta table. Stage
+columns come from the run's JSON line; peak memory is polled from /proc every 0.2 s: the
+spark-synth Python driver, the JVM (driver and, in local mode, the executors too), and the sum of
+the Python workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[1]
+CHUNK = 1_000_000
+SHAPES = {"adult": "adult", "wide": "credit_default"}
+
+
+def source(data: Path, shape: str) -> tuple[Path, Path]:
+    name = SHAPES[shape]
+    csv, schema = data / f"{name}.csv", data / f"{name}.schema.json"
+    if csv.is_file():
+        return csv, schema
+    if shape == "adult":
+        return ROOT / "spark_synth/data/adult_sample.csv", ROOT / "spark_synth/data/adult_sample.schema.json"
+    raise SystemExit(f"{csv} is missing: pass --data with the shared datasets, or --shapes adult")
+
+
+def typed_frame(csv: Path, schema_path: Path) -> tuple[pd.DataFrame, list[dict]]:
+    columns = json.loads(schema_path.read_text())["columns"]
+    frame = pd.read_csv(csv, dtype=str, keep_default_na=False, na_values=[""])
+    for c in columns:
+        if c["type"] in ("integer", "ordinal"):
+            frame[c["name"]] = pd.to_numeric(frame[c["name"]]).astype("Int64")
+        elif c["type"] == "continuous":
+            frame[c["name"]] = pd.to_numeric(frame[c["name"]]).astype("float64")
+    return frame[[c["name"] for c in columns]], columns
+
+
+def generate(csv: Path, schema_path: Path, rows: int, folder: Path) -> Path:
+    """The Parquet folder of ``rows`` generated rows (written once, 1 M rows per file)."""
+    done = folder / "_done"
+    if done.exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    frame, columns = typed_frame(csv, schema_path)
+    rng = np.random.default_rng(rows)
+    for part, start in enumerate(range(0, rows, CHUNK)):
+        take = frame.iloc[rng.integers(0, len(frame), min(CHUNK, rows - start))].reset_index(drop=True)
+        for c in columns:
+            if c["type"] == "integer":
+                values = take[c["name"]]
+                spread = 0.01 * (float(values.max()) - float(values.min()))
+                noise = np.rint(rng.normal(0.0, max(spread, 1e-9), len(take)))
+                jittered = np.clip(values.astype("float64") + np.where(values.fillna(0) != 0, noise, 0.0), c["min"], c["max"])
+                take[c["name"]] = pd.array(np.rint(jittered.to_numpy(dtype=float, na_value=np.nan)), dtype="Float64").astype("Int64")
+        pq.write_table(pa.Table.from_pandas(take, preserve_index=False), folder / f"part-{part:05d}.parquet")
+    done.touch()
+    return folder
+
+
+def to_delta(parquet: Path, delta: Path) -> None:
+    if (delta / "_delta_log").is_dir():
+        return
+    from spark_synth import get_spark
+
+    spark = get_spark(extra_conf={"spark.master": "local[2]"})
+    spark.read.parquet(str(parquet)).write.format("delta").mode("overwrite").save(str(delta))
+
+
+class PeakMemory(threading.Thread):
+    """Peak RSS (MiB) of a process tree: the root Python process, the JVM, and the other Pythons."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.stop = pid, {"driver_py": 0.0, "jvm": 0.0, "workers_py": 0.0}, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            sample = {"driver_py": 0.0, "jvm": 0.0, "workers_py": 0.0}
+            for pid in _tree(self.pid):
+                rss, name = _rss_and_name(pid)
+                key = "driver_py" if pid == self.pid else "jvm" if name == "java" else "workers_py"
+                sample[key] += rss
+            self.peak = {k: max(v, sample[k]) for k, v in self.peak.items()}
+            time.sleep(0.2)
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def _rss_and_name(pid: int) -> tuple[float, str]:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return 0.0, ""
+    fields = dict(line.split(":", 1) for line in status if ":" in line)
+    rss = float(fields.get("VmRSS", "0 kB").split()[0]) / 1024.0
+    return rss, fields.get("Name", "").strip()
+
+
+def run_once(delta: Path, schema: Path, engine: str, rows: int, out: Path) -> dict:
+    command = [sys.executable, "-m", "spark_synth.cli", "run", "--input", str(delta), "--schema", str(schema), "--engine", engine,
+               "--epsilon", "1", "--delta", "1e-9", "--rows", str(rows), "--output", str(out), "--overwrite", "--seed", "0",
+               "--no-mlflow"]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    memory = PeakMemory(process.pid)
+    memory.start()
+    stdout, stderr = process.communicate()
+    memory.stop.set()
+    memory.join()
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        return {"error": stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {process.returncode}", "wall": wall}
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    return {"wall": wall, **summary.get("timings", {}), "passes": summary.get("measure_passes"), **memory.peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), default=["adult"])
+    parser.add_argument("--engines", nargs="+", default=["independent", "splice"])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    args = parser.parse_args()
+    from spark_synth.session import spark_synth_home
+
+    bench = spark_synth_home() / "bench" / "scale"
+    print("| shape | rows | engine | process s | measure s | noise s | fit s | sample+write s | passes | "
+          "driver py MiB | JVM MiB | workers py MiB |")
+    print("|---" * 12 + "|", flush=True)
+    for shape in args.shapes:
+        csv, schema = source(Path(args.data), shape)
+        for rows in args.rows:
+            parquet = generate(csv, schema, rows, bench / f"{shape}_{rows}.parquet")
+            delta = bench / f"{shape}_{rows}.delta"
+            subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                            f"from benchmarks.scale import to_delta; from pathlib import Path; "
+                            f"to_delta(Path({str(parquet)!r}), Path({str(delta)!r}))"], check=True, capture_output=True)
+            for engine in args.engines:
+                out = bench / f"out_{shape}_{rows}_{engine}.delta"
+                r = run_once(delta, schema, engine, rows, out)
+                shutil.rmtree(out, ignore_errors=True)
+                if "error" in r:
+                    print(f"| {shape} | {rows:,} | {engine} | {r['wall']:.0f} | failed: {r['error']} |" + " |" * 7, flush=True)
+                    continue
+                print(f"| {shape} | {rows:,} | {engine} | {r['wall']:.0f} | {r.get('measure', 0):.1f} | {r.get('noise', 0):.1f} | "
+                      f"{r.get('fit', 0):.1f} | {r.get('sample_and_write', 0):.1f} | {r['passes']} | {r['driver_py']:.0f} | "
+                      f"{r['jvm']:.0f} | {r['workers_py']:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
