@@ -161,6 +161,23 @@ def test_calibrated_decoding_reproduces_the_dp_marginals_and_keeps_dependence():
     assert np.all(np.diff(codes[order, 0]) >= 0)
 
 
+def test_quantile_steps_give_the_direct_quantile_map():
+    """The bisected steps give each draw the code the direct map min(searchsorted(C, F(g)·c), bins-1)
+    gives; also with empty bins first, last and in between (steps at ±inf or repeated)."""
+    rng = np.random.default_rng(3)
+    anchors = tuple(rng.dirichlet(np.ones(MIXED.columns[j].size)) for j in NUMERIC)
+    anchors = (np.concatenate([[0.0, 0.0], anchors[0][2:-1], [0.0]]), np.where(np.arange(anchors[1].size) % 3 == 1, 0.0, anchors[1]))
+    block, weights = _block(calibration=anchors), np.array([0.5, 0.3, 0.2])
+    latent = block.draw(rng.choice(3, size=200_000, p=weights), rng)
+    latent[:10] = [[-50.0, 50.0]] * 10  # far tails
+    codes = block.to_codes(latent, weights, rng)
+    for i, edges in enumerate(block.edges):
+        cumulative = np.cumsum(anchors[i])
+        direct = np.minimum(np.searchsorted(cumulative, block.model_cdf(i, latent[:, i], weights) * cumulative[-1], side="right"),
+                            len(edges) - 2)
+        assert np.array_equal(codes[:, i], direct)
+
+
 def _correlated_frame(n=4000, seed=0):
     rng = np.random.default_rng(seed)
     colour = rng.choice(["red", "green", "blue"], n, p=[0.5, 0.3, 0.2])

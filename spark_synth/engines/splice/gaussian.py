@@ -54,16 +54,46 @@ class GaussianBlock:
         std = self.column_std()[:, i]
         return ndtr((np.asarray(values)[:, None] - self.mean[:, i]) / std) @ (weights / weights.sum())
 
-    def to_codes(self, latent: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def quantile_steps(self, weights: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """Per column, the latent values where the calibrated quantile map steps up one code: step b
+        is the least g with F_model(g) · c ≥ C_b (C: the DP cumulative shares, c = C[-1]), found by
+        bisection on the mixture CDF to adjacent floats. Then the code of g is the number of steps
+        ≤ g — the quantile map in O(log bins) per value instead of K normal CDFs. None if uncalibrated."""
+        if self.calibration is None:
+            return None
+        steps = []
+        for i, calibration in enumerate(self.calibration):
+            cumulative = np.cumsum(calibration)
+            targets = cumulative[:-1]  # the last code takes everything above the last step
+
+            def reached(values, i=i, total=cumulative[-1]):
+                return self.model_cdf(i, values, weights) * total >= targets
+
+            mean, std = self.mean[:, i], self.column_std()[:, i]
+            low = np.full(targets.shape, float((mean - 64 * std).min()))
+            high = np.full(targets.shape, float((mean + 64 * std).max()))
+            always, never = reached(low), ~reached(high)
+            for _ in range(2100):  # each halving gains a bit; adjacent floats within ~2100 from any bracket
+                middle = low + (high - low) / 2
+                if np.all((middle == low) | (middle == high)):
+                    break
+                up = reached(middle)
+                high, low = np.where(up, middle, high), np.where(up, low, middle)
+            steps.append(np.where(always, -np.inf, np.where(never, np.inf, high)))
+        return tuple(steps)
+
+    def to_codes(self, latent: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
+                 steps: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
         """(n, G) codes of latent draws (calibrated quantile map, or clip + public bin; then nulls,
-        whose code is the number of bins)."""
+        whose code is the number of bins). ``steps``: :meth:`quantile_steps` for these weights, if
+        the caller keeps them (they depend on the model only)."""
         codes = np.empty(latent.shape, dtype=np.int64)
+        if self.calibration is not None and steps is None:
+            steps = self.quantile_steps(weights)
         for i, edges in enumerate(self.edges):
             n_bins = len(edges) - 1
             if self.calibration is not None:
-                cumulative = np.cumsum(self.calibration[i])
-                u = self.model_cdf(i, latent[:, i], weights) * cumulative[-1]
-                codes[:, i] = np.minimum(np.searchsorted(cumulative, u, side="right"), n_bins - 1)
+                codes[:, i] = np.searchsorted(steps[i], latent[:, i], side="right")
             else:
                 codes[:, i] = np.clip(np.searchsorted(edges, np.clip(latent[:, i], -1.0, 1.0), side="right") - 1, 0, n_bins - 1)
             if self.null_share[i] > 0:

@@ -30,16 +30,23 @@ class SpliceModel(FittedModel):
         self.n_columns = len(self.probabilities) + len(gaussian_columns)
         self.code_columns = [j for j in range(self.n_columns) if j not in gaussian_columns]
         self._cumulative = [np.cumsum(p, axis=1) for p in self.probabilities]
+        self._steps = gaussian.quantile_steps(self.weights) if gaussian is not None else None
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         components = rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())
+        order = np.argsort(components, kind="stable")  # rows grouped by component
+        bounds = np.searchsorted(components[order], np.arange(len(self.weights) + 1))
         codes = np.empty((n_rows, self.n_columns), dtype=np.int64)
         for j, cdf in zip(self.code_columns, self._cumulative):
-            rows = cdf[components]  # (n, size)
-            u = rng.random(n_rows) * rows[:, -1]
-            codes[:, j] = np.minimum((u[:, None] >= rows).sum(axis=1), rows.shape[1] - 1)
+            u = rng.random(n_rows) * cdf[components, -1]
+            column = np.empty(n_rows, dtype=np.int64)
+            for k in range(len(self.weights)):  # the code: how many of the component's CDF values are ≤ u
+                rows = order[bounds[k]:bounds[k + 1]]
+                column[rows] = np.searchsorted(cdf[k], u[rows], side="right")
+            codes[:, j] = np.minimum(column, cdf.shape[1] - 1)
         if self.gaussian is not None:
-            codes[:, list(self.gaussian.columns)] = self.gaussian.to_codes(self.gaussian.draw(components, rng), self.weights, rng)
+            latent = self.gaussian.draw(components, rng)
+            codes[:, list(self.gaussian.columns)] = self.gaussian.to_codes(latent, self.weights, rng, self._steps)
         return codes
 
     def marginal(self, j: int) -> np.ndarray:
