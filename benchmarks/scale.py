@@ -83,12 +83,20 @@ def generate(csv: Path, schema_path: Path, rows: int, folder: Path) -> Path:
     return folder
 
 
-def to_delta(parquet: Path, delta: Path) -> None:
+def bench_folder() -> Path:
+    from spark_synth.session import spark_synth_home
+
+    return spark_synth_home() / "bench" / "scale"
+
+
+def to_delta(parquet: Path, delta: Path, spark=None) -> None:
+    """The Parquet folder as a Delta table (once)."""
     if (delta / "_delta_log").is_dir():
         return
-    from spark_synth import get_spark
+    if spark is None:
+        from spark_synth import get_spark
 
-    spark = get_spark(extra_conf={"spark.master": "local[2]"})
+        spark = get_spark(extra_conf={"spark.master": "local[2]"})
     spark.read.parquet(str(parquet)).write.format("delta").mode("overwrite").save(str(delta))
 
 
@@ -162,9 +170,7 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["independent", "splice"])
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     args = parser.parse_args()
-    from spark_synth.session import spark_synth_home
-
-    bench = spark_synth_home() / "bench" / "scale"
+    bench = bench_folder()
     print("| shape | rows | engine | process s | measure s | noise s | fit s | sample+write s | passes | "
           "driver py MiB | JVM MiB | workers py MiB |")
     print("|---" * 12 + "|", flush=True)

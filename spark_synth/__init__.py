@@ -20,9 +20,7 @@ from a fitted :class:`Synthesizer` (sampling is post-processing and spends nothi
 """
 
 from ._version import __version__
-from .commands import run  # noqa: E402
-from .config import RunConfig  # noqa: E402
-from .errors import (  # noqa: E402
+from .errors import (
     BudgetExhausted,
     DataValidationError,
     InternalError,
@@ -33,10 +31,28 @@ from .errors import (  # noqa: E402
     SparkSynthError,
     UserInputError,
 )
-from .pipeline import Synthesizer  # noqa: E402
-from .privacy import NEIGHBOURING_RELATION, PrivacyBudget  # noqa: E402
-from .schema import Column, ColumnType, Schema, load_schema  # noqa: E402
-from .session import get_spark  # noqa: E402
+from .schema import Column, ColumnType, Schema, load_schema
+
+# The rest of the surface loads on first use (PEP 562): a Spark Python worker that unpickles a
+# measure or sample function imports `spark_synth` first and should not pay for the pipeline,
+# OpenDP and MLflow it never calls.
+_LAZY = {"run": ".commands", "RunConfig": ".config", "Synthesizer": ".pipeline", "NEIGHBOURING_RELATION": ".privacy",
+         "PrivacyBudget": ".privacy", "get_spark": ".session"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "__version__",

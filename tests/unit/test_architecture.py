@@ -97,6 +97,9 @@ def _import_graph() -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target in modules and target != name:
                     graph[name].add(target)
+    import spark_synth
+
+    graph["spark_synth"] |= {f"spark_synth{m}" for m in spark_synth._LAZY.values()}  # PEP 562 lazy imports are imports too
     return graph
 
 
