@@ -51,15 +51,6 @@ class GaussianParameters(NamedTuple):
     diag: torch.Tensor
 
 
-def _correlate(g: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """out[n] = Σ_{m ≥ n} g[m] · a[m − n] along axis 0 (the adjoint of multiplying by the series a)."""
-    k = g.shape[0] - 1
-    out = g * a[0]
-    for j in range(1, k + 1):
-        out[: k + 1 - j].addcmul_(g[j:], a[j])
-    return out
-
-
 def _orders(start: int, stop: int, like: torch.Tensor) -> torch.Tensor:
     """start..stop−1 shaped to broadcast over ``like``'s trailing axes."""
     return torch.arange(start, stop, dtype=like.dtype, device=like.device).view(-1, *([1] * (like.dim() - 1)))
@@ -76,28 +67,33 @@ class _SeriesLog(torch.autograd.Function):
     @staticmethod
     def forward(ctx, s):
         k = s.shape[0] - 1
+        weighted = s * _orders(0, k + 1, s)  # i·s_i
         rev = torch.empty_like(s)  # rev[k − j] = inv_j, so inv_{m−1..0} is the contiguous slice rev[k−m+1:]
+        c = torch.empty_like(s[1:])
         rev[k] = 1.0 / s[0]
         for m in range(1, k + 1):
-            rev[k - m] = (s[1 : m + 1] * rev[k - m + 1 :]).sum(0) * -rev[k]
-        inv = rev.flip(0)
-        c = torch.zeros_like(s[1:])
-        for i in range(1, k + 1):
-            c[i - 1 :].addcmul_(inv[: k + 1 - i], s[i], value=float(i))
-        c /= _orders(1, k + 1, c)
-        ctx.save_for_backward(inv)
+            tail = rev[k - m + 1 :]
+            c[m - 1] = (weighted[1 : m + 1] * tail).sum(0) / m
+            rev[k - m] = (s[1 : m + 1] * tail).sum(0) * -rev[k]
+        ctx.save_for_backward(rev)
         return c
 
     @staticmethod
     def backward(ctx, grad):
-        (inv,) = ctx.saved_tensors
-        return _correlate(torch.cat([torch.zeros_like(grad[:1]), grad]), inv)
+        (rev,) = ctx.saved_tensors
+        k = rev.shape[0] - 1
+        out = torch.zeros_like(rev)  # out[n] = Σ_{m ≥ max(n, 1)} grad_m · inv_{m−n}
+        for j in range(k + 1):
+            low = max(1, j)
+            out[low - j : k + 1 - j].addcmul_(grad[low - 1 :], rev[k - j])
+        return out
 
 
 class _SeriesExp(torch.autograd.Function):
     """Coefficients 0..k of exp c for c given by its coefficients 1..k (axis 0; c_0 = 0).
 
-    From e' = c'·e: m·e_m = Σ_{i=1..m} i·c_i·e_{m−i}; d(exp c) = e · dc.
+    From e' = c'·e: m·e_m = Σ_{i=1..m} i·c_i·e_{m−i}; d(exp c) = e · dc, so the backward pass
+    correlates the incoming gradient with e.
     """
 
     @staticmethod
@@ -108,14 +104,17 @@ class _SeriesExp(torch.autograd.Function):
         rev[k] = 1.0
         for m in range(1, k + 1):
             rev[k - m] = (d[:m] * rev[k - m + 1 :]).sum(0) / m
-        e = rev.flip(0)
-        ctx.save_for_backward(e)
-        return e
+        ctx.save_for_backward(rev)
+        return rev.flip(0)
 
     @staticmethod
     def backward(ctx, grad):
-        (e,) = ctx.saved_tensors
-        return _correlate(grad, e)[1:]
+        (rev,) = ctx.saved_tensors
+        k = rev.shape[0] - 1
+        out = grad[1:] * rev[k]  # out[n − 1] = Σ_{m ≥ n} grad_m · e_{m−n}, n = 1..k
+        for j in range(1, k):
+            out[: k - j].addcmul_(grad[1 + j :], rev[k - j])
+        return out
 
 
 def series_log(s: torch.Tensor) -> torch.Tensor:
@@ -144,10 +143,10 @@ class SlicedMomentOperator:
         self._gaussian_squared = None if self.gaussian_directions is None else self.gaussian_directions**2
         powers = np.arange(degree + 1)
         inv_factorial = np.array([1.0 / math.factorial(m) for m in powers])
-        # per column with directions: (L_c·(k+1), size_c) scaled powers v^m / m!, rows ordered (direction, m)
+        # per column with directions: ((k+1)·L_c, size_c) scaled powers v^m / m!, rows ordered (m, direction)
         self._live = [i for i, d in enumerate(column_directions) if len(d)]
         self._code_maps = [
-            torch.as_tensor((code_projections[i][:, :, None] ** powers * inv_factorial).transpose(0, 2, 1)
+            torch.as_tensor((code_projections[i][None, :, :] ** powers[:, None, None] * inv_factorial[:, None, None])
                             .reshape(-1, code_projections[i].shape[1]), dtype=torch.float64, device=device)
             for i in self._live
         ]
@@ -165,9 +164,9 @@ class SlicedMomentOperator:
         k1 = self.degree + 1
         cumulants = torch.zeros(self.degree, self.n_directions, n_components, dtype=torch.float64, device=self.device)
         if self._live:
-            parts = [(matrix @ probabilities[i].T).view(-1, k1, n_components) for i, matrix in zip(self._live, self._code_maps)]
+            parts = [(matrix @ probabilities[i].T).view(k1, -1, n_components) for i, matrix in zip(self._live, self._code_maps)]
             # (k+1, P, K) scaled moments of every (column, direction) term → their scaled cumulants, summed per direction
-            cumulants = cumulants.index_add(1, self._pairs, series_log(torch.cat(parts, 0).transpose(0, 1)))
+            cumulants = cumulants.index_add(1, self._pairs, series_log(torch.cat(parts, 1)))
         if gaussian is not None:
             if self.gaussian_directions is None:
                 raise ValueError("this operator was built without Gaussian columns")
