@@ -59,34 +59,38 @@ def _orders(start: int, stop: int, like: torch.Tensor) -> torch.Tensor:
 class _SeriesLog(torch.autograd.Function):
     """Coefficients 1..k of log s for truncated power series s[0..k] (axis 0, s[0] > 0).
 
-    From s·(log s)' = s': with inv = 1/s (truncated), m·c_m = Σ_{i=1..m} i·s_i·inv_{m−i}. The
-    differential is d(log s) = ds · inv, so the backward pass correlates the incoming gradient with inv.
-    Hand-written so a step costs O(k) tensor operations instead of an O(k²) autograd graph.
+    From s·(log s)' = s': with d_m = m·c_m, s_0·d_m = m·s_m − Σ_{i=1..m−1} d_i·s_{m−i}. The differential
+    is d(log s) = ds / s, so the gradient x solves the transposed triangular Toeplitz system
+    Σ_{m ≥ n} s_{m−n}·x_m = g_n (back-substitution, g_0 = 0). Hand-written so a step costs O(k) tensor
+    operations instead of an O(k²) autograd graph.
     """
 
     @staticmethod
     def forward(ctx, s):
         k = s.shape[0] - 1
-        weighted = s * _orders(0, k + 1, s)  # i·s_i
-        rev = torch.empty_like(s)  # rev[k − j] = inv_j, so inv_{m−1..0} is the contiguous slice rev[k−m+1:]
-        c = torch.empty_like(s[1:])
-        rev[k] = 1.0 / s[0]
+        rev = torch.empty_like(s)  # rev[k − i] = d_i, so d_{m−1..1} is the contiguous slice rev[k−m+1:k]
+        inv0 = 1.0 / s[0]
         for m in range(1, k + 1):
-            tail = rev[k - m + 1 :]
-            c[m - 1] = (weighted[1 : m + 1] * tail).sum(0) / m
-            rev[k - m] = (s[1 : m + 1] * tail).sum(0) * -rev[k]
-        ctx.save_for_backward(rev)
-        return c
+            acc = s[m] * float(m)
+            if m > 1:
+                acc -= (s[1:m] * rev[k - m + 1 : k]).sum(0)
+            torch.mul(acc, inv0, out=rev[k - m])
+        ctx.save_for_backward(s)
+        return rev[:k].flip(0) / _orders(1, k + 1, s)
 
     @staticmethod
     def backward(ctx, grad):
-        (rev,) = ctx.saved_tensors
-        k = rev.shape[0] - 1
-        out = torch.zeros_like(rev)  # out[n] = Σ_{m ≥ max(n, 1)} grad_m · inv_{m−n}
-        for j in range(k + 1):
-            low = max(1, j)
-            out[low - j : k + 1 - j].addcmul_(grad[low - 1 :], rev[k - j])
-        return out
+        (s,) = ctx.saved_tensors
+        k = s.shape[0] - 1
+        inv0 = 1.0 / s[0]
+        x = torch.empty_like(s)
+        torch.mul(grad[k - 1], inv0, out=x[k])
+        for n in range(k - 1, -1, -1):
+            acc = -(s[1 : k - n + 1] * x[n + 1 :]).sum(0)
+            if n > 0:
+                acc += grad[n - 1]
+            torch.mul(acc, inv0, out=x[n])
+        return x
 
 
 class _SeriesExp(torch.autograd.Function):
