@@ -8,7 +8,7 @@ SELECT  1-way histograms of every column (share ``marginal_share`` of ρ) and th
         lie; a post-processing choice of the next query (adaptive zCDP composition).
 MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment vector's ℓ2
         sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
-FIT     a mixture of ``components`` product distributions, by Adam on
+FIT     a mixture of ``components`` product distributions, by Adam (cosine schedule) on
         (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²,
         where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals. Each component is a
         product of per-column distributions over public codes (``numeric_model="histogram"``), or of
@@ -53,8 +53,8 @@ class SpliceConfig:
     components: int = 32
     marginal_share: float = 0.3
     anchor_weight: float = 0.0
-    learning_rate: float = 0.05
-    steps: int = 600
+    learning_rate: float = 0.1
+    steps: int = 400
     patience: int = 60
     direction_seed: int = 0
     fit_seed: int = 0
