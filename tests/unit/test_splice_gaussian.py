@@ -231,3 +231,14 @@ def test_gaussian_model_state_round_trip_and_determinism(fitted):
 def test_bad_gaussian_options_are_named(option, value):
     with pytest.raises(ParameterError, match=f"splice.{option}"):
         SpliceEngine(**{option: value})
+
+
+def test_gaussian_cumulants_give_its_scaled_moments():
+    """The operator adds a Gaussian as its scaled cumulants (mean, variance / 2, 0, ...): their series
+    exponential is the moment recurrence's answer."""
+    from spark_synth.engines.splice.closed_form import series_exp
+
+    mean, variance = torch.tensor([0.3, -0.7, 0.0], dtype=torch.float64), torch.tensor([0.04, 0.5, 1.0], dtype=torch.float64)
+    cumulants = torch.zeros(9, 3, dtype=torch.float64)
+    cumulants[0], cumulants[1] = mean, variance / 2
+    assert np.allclose(series_exp(cumulants).numpy().T, gaussian_scaled_moments(mean, variance, 9).numpy(), rtol=1e-12, atol=1e-15)

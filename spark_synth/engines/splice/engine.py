@@ -8,7 +8,7 @@ SELECT  1-way histograms of every column (share ``marginal_share`` of ρ) and th
         lie; a post-processing choice of the next query (adaptive zCDP composition).
 MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment vector's ℓ2
         sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
-FIT     a mixture of ``components`` product distributions, by Adam on
+FIT     a mixture of ``components`` product distributions, by Adam (cosine schedule) on
         (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²,
         where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals. Each component is a
         product of per-column distributions over public codes (``numeric_model="histogram"``), or of
@@ -53,8 +53,8 @@ class SpliceConfig:
     components: int = 32
     marginal_share: float = 0.3
     anchor_weight: float = 0.0
-    learning_rate: float = 0.05
-    steps: int = 600
+    learning_rate: float = 0.1
+    steps: int = 400
     patience: int = 60
     direction_seed: int = 0
     fit_seed: int = 0
@@ -296,6 +296,30 @@ def _gaussian_start(embedding: Embedding, numeric: tuple[int, ...], anchors) -> 
     return np.array(means), np.array(variances)
 
 
+def adam_step(theta, grad, state: dict, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
+    """One Adam update of ``theta`` in place (the update rule of ``torch.optim.Adam`` with its defaults, no
+    weight decay). Written out because constructing any ``torch.optim`` optimiser imports torch._dynamo,
+    ~2 s of a cold process's Match; on one flat parameter vector it is five tensor operations."""
+    import torch
+
+    if not state:
+        state.update(step=0, exp_avg=torch.zeros_like(theta), exp_avg_sq=torch.zeros_like(theta))
+    state["step"] += 1
+    beta1, beta2 = betas
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    with torch.no_grad():
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction1, bias_correction2 = 1 - beta1 ** state["step"], 1 - beta2 ** state["step"]
+        denom = (exp_avg_sq.sqrt() / bias_correction2**0.5).add_(eps)
+        theta.addcdiv_(exp_avg, denom, value=-lr / bias_correction1)
+
+
+def cosine_rate(step: int, steps: int, rate: float, floor: float) -> float:
+    """Learning rate at 0-based ``step`` of a cosine schedule from ``rate`` down to ``floor`` over ``steps``."""
+    return floor + (rate - floor) * (1 + math.cos(math.pi * step / steps)) / 2
+
+
 def _match(schema, embedding, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig):
     """Adam on the SPLICE loss; returns mixture weights, per code-modelled column (K, size)
     probabilities, and the Gaussian block's (mean, factor, diag) or None."""
@@ -308,8 +332,8 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     generator = torch.Generator(device="cpu").manual_seed(o.fit_seed)
     start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
     logits = [
-        (torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
-         + 0.5 * torch.randn(o.components, len(p), generator=generator, dtype=torch.float64)).to(device).requires_grad_()
+        torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
+        + 0.5 * torch.randn(o.components, len(p), generator=generator, dtype=torch.float64)
         for j, p in enumerate(start) if j not in numeric
     ]
     gaussian_raw: list = []
@@ -321,22 +345,28 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
             (0.3 * var0.sqrt()[:, None] * torch.randn(k, g, o.rank, generator=generator, dtype=torch.float64)),
             torch.log(0.5 * var0).expand(k, g).clone(),
         ]
-        gaussian_raw = [t.to(device).requires_grad_() for t in gaussian_raw]
-    weight_logits = torch.zeros(o.components, dtype=torch.float64, device=device, requires_grad=True)
+    # every parameter is a view of one flat vector: one Adam update, one snapshot of the best state
+    blocks = [torch.zeros(o.components, dtype=torch.float64), *logits, *gaussian_raw]
+    shapes, sizes = [b.shape for b in blocks], [b.numel() for b in blocks]
+    theta = torch.cat([b.reshape(-1) for b in blocks]).to(device).requires_grad_()
+    n_logits = len(logits)
+
+    def unpack(flat):
+        return [part.view(shape) for part, shape in zip(torch.split(flat, sizes), shapes)]
+
     target_t = torch.as_tensor(target, dtype=torch.float64, device=device)
     j_weights = 1.0 / torch.arange(1, o.degree + 1, dtype=torch.float64, device=device) ** 2
     code_anchors = [a for j, a in enumerate(anchors) if j not in numeric] if anchors else None
     anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in code_anchors] if code_anchors else None
-    optimizer = torch.optim.Adam([weight_logits, *logits, *gaussian_raw], lr=o.learning_rate)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=o.steps, eta_min=o.learning_rate * 0.05)
 
     def gaussian_parameters(raw):
         return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
 
-    def loss_fn():
+    def loss_fn(flat):
+        weight_logits, *rest = unpack(flat)
         weights = torch.softmax(weight_logits, 0)
-        probs = [torch.softmax(l, 1) for l in logits]
-        moments = operator.mixture_moments(weights, probs, gaussian_parameters(gaussian_raw))
+        probs = [torch.softmax(l, 1) for l in rest[:n_logits]]
+        moments = operator.mixture_moments(weights, probs, gaussian_parameters(rest[n_logits:]))
         loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
         if anchor_t is not None and o.anchor_weight > 0:
             loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
@@ -345,28 +375,28 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     best, best_state, stale = math.inf, None, 0
     history: list[float] = []  # the loss at every step (of a fit to noisy moments: post-processing)
     report_every = max(1, o.steps // 10)
+    adam: dict = {}
     for step in range(o.steps):
-        optimizer.zero_grad()
-        loss = loss_fn()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
+        loss = loss_fn(theta)
+        (grad,) = torch.autograd.grad(loss, theta)
+        adam_step(theta, grad, adam, cosine_rate(step, o.steps, o.learning_rate, o.learning_rate * 0.05))
         value = float(loss.detach())
         history.append(value)
         if (step + 1) % report_every == 0:
             _log.info("splice Match: step %d/%d, loss %.6g", step + 1, o.steps, value)
         if value < best * (1 - 1e-4):
             best, stale = value, 0
-            best_state = [t.detach().clone() for t in (weight_logits, *logits, *gaussian_raw)]
+            best_state = theta.detach().clone()  # as before: the parameters just after this step's update
         else:
             stale += 1
             if stale >= o.patience:
                 _log.info("splice Match: stopped at step %d/%d (no improvement for %d steps), best loss %.6g",
                           step + 1, o.steps, o.patience, best)
                 break
-    weights = torch.softmax(best_state[0], 0).cpu().numpy()
-    probabilities = [torch.softmax(l, 1).cpu().numpy() for l in best_state[1 : 1 + len(logits)]]
-    gaussian = gaussian_parameters(best_state[1 + len(logits):])
+    weight_logits, *rest = unpack(best_state)
+    weights = torch.softmax(weight_logits, 0).cpu().numpy()
+    probabilities = [torch.softmax(l, 1).cpu().numpy() for l in rest[:n_logits]]
+    gaussian = gaussian_parameters(rest[n_logits:])
     if gaussian is not None:
         gaussian = tuple(t.cpu().numpy() for t in gaussian)
     return weights, probabilities, gaussian, history
