@@ -7,8 +7,10 @@ Tables (public and seeded: real rows of a shared dataset resampled with replacem
 columns jittered by 1 % of their spread where non-zero and clipped to the schema's bounds):
 ``adult`` — 15 columns (6 integer, 1 ordinal, 8 categorical), from adult.csv (or the bundled
 sample); ``wide`` — 24 columns (14 integer, 6 ordinal, 4 categorical), from credit_default.csv.
-Each is written once under $SPARK_SYNTH_HOME/bench/scale as Parquet (1 M-row files, streamed, so
-memory does not grow with n) and converted once to a Delta table, which is the runs' input.
+Each is written once under $SPARK_SYNTH_HOME/bench/scale as Parquet (1 M-row files of 100 k-row row
+groups, streamed, so memory does not grow with n) and converted once to a Delta table of files of
+about 500 k rows (at least 8), as a parallel job writes it; the Delta table is the runs' input.
+(A table stored as one file with a single row group is read by ONE Spark task, whatever the cores.)
 
 Every run is a fresh `spark-synth run` process (profile ``local``, so local[*] = 2 cores here,
 MLflow off) reading the Delta table and writing the same number of rows as a Delta table. Stage
@@ -78,7 +80,7 @@ def generate(csv: Path, schema_path: Path, rows: int, folder: Path) -> Path:
                 noise = np.rint(rng.normal(0.0, max(spread, 1e-9), len(take)))
                 jittered = np.clip(values.astype("float64") + np.where(values.fillna(0) != 0, noise, 0.0), c["min"], c["max"])
                 take[c["name"]] = pd.array(np.rint(jittered.to_numpy(dtype=float, na_value=np.nan)), dtype="Float64").astype("Int64")
-        pq.write_table(pa.Table.from_pandas(take, preserve_index=False), folder / f"part-{part:05d}.parquet")
+        pq.write_table(pa.Table.from_pandas(take, preserve_index=False), folder / f"part-{part:05d}.parquet", row_group_size=100_000)
     done.touch()
     return folder
 
@@ -97,7 +99,10 @@ def to_delta(parquet: Path, delta: Path, spark=None) -> None:
         from spark_synth import get_spark
 
         spark = get_spark(extra_conf={"spark.master": "local[2]"})
-    spark.read.parquet(str(parquet)).write.format("delta").mode("overwrite").save(str(delta))
+    table = spark.read.parquet(str(parquet))
+    # as a parallel job would write it: files of about 500 k rows (one Spark task can read each)
+    files = max(8, int(table.count()) // 500_000)
+    table.repartition(files).write.format("delta").mode("overwrite").save(str(delta))
 
 
 class PeakMemory(threading.Thread):
