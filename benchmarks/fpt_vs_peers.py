@@ -6,7 +6,7 @@ table gives the mean and a 90 % t-interval of the mean per metric. The peers' sc
 the table in ../shared/bench/README.md (same harness, same machine class).
 
     python benchmarks/fpt_vs_peers.py [--datasets adult bank_marketing credit_default] [--runs 5]
-        [--engine-option KEY=VALUE ...] [--out-dir /tmp/fpt_bench]
+        [--engine-option KEY=VALUE ...] [--engine fpt] [--out-dir /tmp/fpt_bench]
 
 Prints a Markdown table (paste it into benchmarks/RESULTS.md with the command line).
 """
@@ -94,6 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["adult", "bank_marketing", "credit_default"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engine-option", action="append", default=[])
+    parser.add_argument("--engine", default="fpt", help="any spark-synth engine (the script was written for fpt)")
     parser.add_argument("--out-dir", default="/tmp/fpt_bench")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
@@ -102,12 +103,12 @@ def main(argv=None) -> int:
     print("| dataset | engine | " + " | ".join(title for _, title, _ in METRICS) + " | peak RSS MB |")
     print("|---|---|" + "---|" * (len(METRICS) + 1))
     for dataset in args.datasets:
-        runs = [run_once(dataset, i, out_dir, args.engine_option) for i in range(args.runs)]
+        runs = [run_once(dataset, i, out_dir, args.engine_option, args.engine) for i in range(args.runs)]
         cells = []
         for key, _, _ in METRICS:
             mean, low, high = interval([r[key] for r in runs if r.get(key) is not None])
             cells.append(f"{mean:.4g} [{low:.4g}, {high:.4g}]")
-        print(f"| {dataset} | fpt ({args.runs} runs) | " + " | ".join(cells) + f" | {max(r['peak_rss_mb'] for r in runs):.0f} |")
+        print(f"| {dataset} | {args.engine} ({args.runs} runs) | " + " | ".join(cells) + f" | {max(r['peak_rss_mb'] for r in runs):.0f} |")
         for peer in ("AIM", "MST"):
             scores = peers.get((dataset, peer), {})
             print(f"| {dataset} | {peer} (README) | " + " | ".join(

@@ -124,6 +124,15 @@ def _fused_chunk_python(rows, table, numeric_values, numeric_weights, unit, coef
             pending = 0
 
 
+def _compiled(function):
+    """``function`` compiled by numba, cached on disk where numba finds a writable cache folder
+    (next to this file, else the user's cache); compiled per process where it finds none."""
+    try:
+        return numba.njit(cache=True, nogil=True)(function)
+    except RuntimeError:  # "cannot cache function ...: no locator available" (read-only install and home)
+        return numba.njit(nogil=True)(function)
+
+
 #: False where numba cannot be imported: callers then use the reference (same integers, slower).
 COMPILED = numba is not None
-_fused_chunk = numba.njit(cache=True, nogil=True)(_fused_chunk_python) if COMPILED else _fused_chunk_python
+_fused_chunk = _compiled(_fused_chunk_python) if COMPILED else _fused_chunk_python

@@ -108,3 +108,17 @@ def test_kernel_on_a_table_without_numeric_columns():
     (fast,) = answer_frame(frame, schema, [query])
     x, _ = Embedding(schema).embed(frame, OutOfDomainPolicy.CLIP)
     assert np.array_equal(fast, chebyshev_fixed_point_sums(x, query))
+
+
+def test_without_numba_the_reference_gives_the_same_answer(monkeypatch):
+    """Where numba cannot be imported the accumulator runs the dense reference: same integers."""
+    schema = _schema()
+    query = _query(schema, None, True, seed=6)
+    frame = _frame(3000, seed=8)
+    (compiled,) = answer_frame(frame, schema, [query])
+    monkeypatch.setattr(moment_kernel, "COMPILED", False)
+    from spark_synth.measure.answers import accumulator
+
+    assert accumulator(schema, query).tables is None  # the fallback really is taken
+    (reference,) = answer_frame(frame, schema, [query])
+    assert np.array_equal(compiled, reference)
