@@ -129,7 +129,8 @@ def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_
 
     monkeypatch.setattr(mechanisms, "add_gaussian_noise", replayed_noise)
     data, schema = adult_sample_paths
-    options = dict(recorded["options"], **({"moment_fraction_bits": 36} if engine == "splice" else {}))  # the pre-seam precision
+    # the pre-seam precision and learning rate (the recording took the then-default rate)
+    options = dict(recorded["options"], **({"moment_fraction_bits": 36, "learning_rate": 0.05} if engine == "splice" else {}))
     synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
     assert next(replay, None) is None  # every recorded release was replayed, in order
     assert [(e.name, e.sigma, e.rho) for e in synth.privacy_report_.entries] == [
