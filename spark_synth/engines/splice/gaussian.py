@@ -61,7 +61,7 @@ class GaussianBlock:
         ≤ g — the quantile map in O(log bins) per value instead of K normal CDFs. None if uncalibrated."""
         if self.calibration is None:
             return None
-        steps = []
+        steps, column_std = [], self.column_std()
         for i, calibration in enumerate(self.calibration):
             cumulative = np.cumsum(calibration)
             targets = cumulative[:-1]  # the last code takes everything above the last step
@@ -69,7 +69,7 @@ class GaussianBlock:
             def reached(values, i=i, total=cumulative[-1]):
                 return self.model_cdf(i, values, weights) * total >= targets
 
-            mean, std = self.mean[:, i], self.column_std()[:, i]
+            mean, std = self.mean[:, i], column_std[:, i]
             low = np.full(targets.shape, float((mean - 64 * std).min()))
             high = np.full(targets.shape, float((mean + 64 * std).max()))
             always, never = reached(low), ~reached(high)
