@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fpt_vs_peers import SHARED, interval, read_run, run_once  # noqa: E402
+from harness_runs import SHARED, interval, read_run, run_once  # noqa: E402
 
 sys.path.insert(0, str(SHARED / "bench"))
 import harness  # noqa: E402

@@ -25,7 +25,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dgm_ablation import cross_partition_tvd, random_partitions  # noqa: E402
-from fpt_vs_peers import SHARED  # noqa: E402
+from harness_runs import SHARED  # noqa: E402
 
 sys.path.insert(0, str(SHARED / "bench"))
 import harness  # noqa: E402

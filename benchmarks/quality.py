@@ -1,229 +1,307 @@
-"""Side-by-side quality of spark-synth's engines and public DP synthesizers (prints one table per dataset).
+"""Every spark-synth engine on the shared yardstick (../shared/bench/harness.py), beside AIM and MST.
 
-    python benchmarks/quality.py [--datasets adult california_housing] [--epsilons 0.5 1 3 10] \
-        [--seeds 0 1 2] [--delta 1e-9] [--synthesizers ENGINE,...,mst,aim] [--aim-rounds R] [--json OUT]
+    python benchmarks/quality.py [--datasets adult ...] [--engines independent,splice,fpt,dgm]
+        [--epsilons 0.3 1 3] [--runs 2] [--delta 1e-9] [--engine-option ENGINE:KEY=VALUE ...]
+        [--out-dir /tmp/spark_synth_quality] [--peers-python PATH [--peers aim,mst]] [--timeout S]
+        [--json OUT]
 
-Protocol (fair to everyone): each real table is split once with the deterministic
-`train_holdout_split` (80/20, seed 0); every synthesizer sees only the train part, writes as many
-rows as the train part has, and is evaluated with `spark_synth.evaluate.evaluate` against train
-(fidelity) and hold-out (TSTR, privacy proxies). Every synthesizer works on the same public domain:
-the peers get spark-synth's public codes (categories, public bins, null code) and their output is
-decoded the same way as spark-synth's own.
+Defaults: the seven shared datasets, every engine registered in ``spark_synth.engines.ENGINES``,
+ε ∈ {0.3, 1, 3}, δ = 1e-9, two runs per cell. Each run is ``spark-synth run --engine E --epsilon ε
+--delta δ --rows {rows} --seed S --output {output} --no-mlflow`` (S = 0, 1, … is the sampling seed;
+the DP noise itself cannot be seeded) executed by ``harness.py run``: its deterministic 80/20 split
+(the engine sees only the train part and writes as many rows), its metrics against that train part
+and the real test split, its wall seconds (whole process, JVM start included) and peak RSS (the
+harness's ru_maxrss of RUSAGE_CHILDREN: the largest single process it reaps; Spark's JVM is not
+reaped by the harness, so for spark-synth this is the driver's Python, not the JVM). Every run's
+JSON stays in ``--out-dir``; an earlier result there is deleted before its cell runs, never read.
 
-* spark-synth engines: every engine in `spark_synth.engines.ENGINES` (new engines join
-  automatically), each as a fresh `spark-synth run` process (JVM start included in "wall s";
-  "fit s" is measure + noise + fit from its own summary).
-* peers: AIM and MST from OpenDP's smartnoise-synth (on private-pgm's `mbi`), run in their own
-  venv (benchmarks/setup_peers.sh) through benchmarks/peers_runner.py. Never a runtime dependency.
+Peers: AIM and MST at ε = 1 are quoted from the table in ../shared/bench/README.md (same harness,
+one run each, 2-core machine). With ``--peers-python`` pointing at a Python that has ``mbi`` 2.0.0
+(that README says how to build it), MST (and AIM when ``--peers aim,mst``; ``--max-model-size 20
+--time-budget 480``) is run here through the harness at every requested ε, one run each (seed 0).
 
-"peak MiB" is the peak resident memory of the synthesizer's whole process tree (sampled every 0.1 s).
-Never asserts; prints markdown tables (mean over seeds, ± one standard deviation where > 1 seed).
+Prints one Markdown table per dataset (mean over runs, ± sample std when runs > 1, plus the
+real-test-split floor), the best value per column at each ε, and at ε = 1 each engine's 2-/3-way
+TVD against the better of AIM and MST (issue 15's bar: within 15 %). Never asserts anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+import math
+import shlex
 import subprocess
 import sys
-import tempfile
-import threading
-import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness_runs import (PEERS_README, SHARED, harness_run, mean_std, peer_scores, read_result,  # noqa: E402
+                          spark_synth_template)
 
-ROOT = Path(__file__).resolve().parents[1]
-PEERS = ("mst", "aim")
-
-
-class PeakMemory:
-    """Peak summed RSS of a process and all its descendants, sampled in a thread."""
-
-    def __init__(self, pid: int):
-        self.pid, self.peak, self._stop = pid, 0, threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _tree_rss(self) -> int:
-        parents, rss = {}, {}
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit():
-                continue
-            try:
-                stat = (proc / "stat").read_text()
-                fields = stat[stat.rfind(")") + 2:].split()
-                parents[int(proc.name)] = int(fields[1])
-                rss[int(proc.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-            except (OSError, ValueError, IndexError):
-                continue
-        tree, frontier = {self.pid}, [self.pid]
-        while frontier:
-            parent = frontier.pop()
-            for child, p in parents.items():
-                if p == parent and child not in tree:
-                    tree.add(child)
-                    frontier.append(child)
-        return sum(rss.get(p, 0) for p in tree)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._tree_rss())
-            self._stop.wait(0.1)
-
-    def stop(self) -> float:
-        self._stop.set()
-        self._thread.join()
-        return self.peak / 2**20
+DATASETS = ["adult", "california_housing", "mushroom", "german_credit", "bank_marketing", "credit_default",
+            "diabetes_readmission"]
+PEER_NAMES = {"aim": "AIM", "mst": "MST"}
+PEER_ARGS = {"aim": "--max-model-size 20 --time-budget 480", "mst": ""}
+BAR = 1.15  # issue 15: within 15 % of the better of AIM and MST
+#: (summary key, column title, decimals, better)
+COLUMNS = [("tvd_1way", "1-way TVD", 4, min), ("tvd_2way", "2-way TVD", 4, min), ("tvd_3way", "3-way TVD", 4, min),
+           ("sw1", "SW1", 4, min), ("assoc_diff", "assoc Δ", 3, min), ("tstr_best", "TSTR best", 3, max),
+           ("wall_s", "wall s", 1, min), ("peak_rss_mb", "peak RSS MB", 0, min)]
 
 
-def run_measured(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
-    meter = PeakMemory(proc.pid)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - started
-    peak = meter.stop()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), wall, peak
-
-
-def peers_python() -> str:
-    venv = subprocess.run(["bash", str(ROOT / "benchmarks" / "setup_peers.sh")], check=True, capture_output=True, text=True).stdout.strip()
-    return str(Path(venv) / "bin" / "python")
-
-
-def main() -> None:
+def registered_engines() -> list[str]:
+    """Names in ``spark_synth.engines.ENGINES`` (listing them imports no engine, torch or pyspark)."""
     from spark_synth.engines import ENGINES
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    parser.add_argument("--datasets", nargs="+", default=["adult", "california_housing"])
-    parser.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1.0, 3.0, 10.0])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--delta", type=float, default=1e-9)
-    parser.add_argument("--synthesizers", default=",".join([*ENGINES, *PEERS]),
-                        help=f"comma-separated; default every engine ({', '.join(ENGINES)}) and the peers {PEERS}")
-    parser.add_argument("--aim-rounds", type=int, default=None, help="AIM rounds (default: smartnoise's 16 × columns)")
-    parser.add_argument("--utility-rows", type=int, default=30_000)
-    parser.add_argument("--json", default=None, help="also write every measured row to this JSON file")
-    args = parser.parse_args()
-    synthesizers = [s.strip() for s in args.synthesizers.split(",") if s.strip()]
-    unknown = [s for s in synthesizers if s not in ENGINES and s not in PEERS]
-    if unknown:
-        sys.exit(f"unknown synthesizers {unknown}; known: {[*ENGINES, *PEERS]}")
+    return list(ENGINES)
 
-    work = Path(tempfile.mkdtemp(prefix="spark-synth-quality-"))
-    os.environ.setdefault("SPARK_SYNTH_HOME", str(work / "home"))
-    from spark_synth.evaluate import evaluate, train_holdout_split
-    from spark_synth.io import read_input
-    from spark_synth.schema import OutOfDomainPolicy, decode_codes, encode_frame, load_schema
-    from spark_synth.session import get_spark
 
-    spark = get_spark("local", extra_conf={"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
-    peer_python = peers_python() if any(s in PEERS for s in synthesizers) else None
-    print(f"command: {' '.join(sys.argv)}")
-    print(f"grid: datasets {args.datasets}; ε {args.epsilons}; δ {args.delta}; seeds {args.seeds}; synthesizers {synthesizers}")
+def engine_options(pairs: list[str], engines: list[str]) -> dict[str, list[str]]:
+    """``ENGINE:KEY=VALUE`` arguments → engine → ["KEY=VALUE", ...]; exits on an unknown engine."""
+    options = {engine: [] for engine in engines}
+    for pair in pairs:
+        engine, sep, option = pair.partition(":")
+        if not sep or "=" not in option:
+            raise SystemExit(f"--engine-option {pair!r}: expected ENGINE:KEY=VALUE")
+        if engine not in options:
+            raise SystemExit(f"--engine-option {pair!r}: engine {engine!r} is not among --engines {engines}")
+        options[engine].append(option)
+    return options
+
+
+def mbi_problem(python: str) -> str | None:
+    """Why PYTHON cannot run the mbi peers (None when it can)."""
+    try:
+        done = subprocess.run([python, "-c", "import mbi"], capture_output=True, text=True, timeout=120)
+    except OSError as exc:
+        return f"--peers-python {python}: {exc.strerror or exc}"
+    if done.returncode == 0:
+        return None
+    return f"--peers-python {python}: " + (done.stderr.strip().splitlines() or ["import mbi failed"])[-1]
+
+
+def peer_template(python: str, mech: str) -> str:
+    """Harness ``--cmd`` template of ../shared/bench/peers/mbi_mechanisms.py for MECH (aim | mst)."""
+    script = SHARED / "bench" / "peers" / "mbi_mechanisms.py"
+    return (f"{shlex.quote(python)} {shlex.quote(str(script))} --mech {mech} --train {{train_csv}} --schema {{schema}} "
+            f"--epsilon {{epsilon}} --delta {{delta}} --rows {{rows}} --out {{output}} {PEER_ARGS[mech]}").strip()
+
+
+def result_path(out_dir: Path, dataset: str, synthesizer: str, epsilon: float, run: int) -> Path:
+    """Where one run's harness JSON goes."""
+    return out_dir / f"{dataset}_{synthesizer}_eps{epsilon:g}_run{run}.json"
+
+
+def measure(dataset: str, synthesizer: str, template: str, epsilon: float, run: int, args) -> dict:
+    """One harness run → a record (dataset, synthesizer, ε, run, seed, source + the flat result)."""
+    out = result_path(Path(args.out_dir), dataset, synthesizer, epsilon, run)
+    harness_run(dataset, template, out, epsilon, args.delta, label=f"{synthesizer} run {run}", timeout_s=args.timeout)
+    record = {"dataset": dataset, "synthesizer": synthesizer, "epsilon": epsilon, "run": run, "seed": run,
+              "source": "measured", **read_result(out)}
+    print(f"  {dataset} {synthesizer} ε={epsilon:g} run {run}: {describe(record)}", flush=True)
+    return record
+
+
+def describe(record: dict) -> str:
+    """One progress line for a finished run."""
+    if record["status"] != "ok":
+        return f"{record['status'].upper()} (see {record['log']})"
+    return (f"wall {record['wall_s']:.1f} s, 2-way TVD {record['tvd_2way']:.4f}, 3-way TVD {record['tvd_3way']:.4f}, "
+            f"TSTR {record['tstr_best']:.3f}")
+
+
+def quoted_peers(dataset: str, peers: list[str], table: dict) -> list[dict]:
+    """Records of the README's AIM/MST rows (ε = 1, one run each) for DATASET; none where it has no row."""
     records = []
-    for name in args.datasets:
-        schema = load_schema(Path(args.data) / f"{name}.schema.json")
-        real = read_input(spark, str(Path(args.data) / f"{name}.csv"))
-        train, holdout = train_holdout_split(real, 0.2, seed=0)
-        train_pd = train.toPandas()
-        train, holdout = spark.createDataFrame(train_pd, schema=real.schema).cache(), holdout.cache()
-        n_train = len(train_pd)
-        train_csv = work / f"{name}_train.csv"
-        train_pd.to_csv(train_csv, index=False, na_rep="")
-        codes, _ = encode_frame(train_pd[list(schema.names)], schema, OutOfDomainPolicy.CLIP)
-        codes_csv, sizes_json = work / f"{name}_codes.csv", work / f"{name}_sizes.json"
-        pd.DataFrame(codes, columns=list(schema.names)).to_csv(codes_csv, index=False)
-        sizes_json.write_text(json.dumps({c.name: c.size for c in schema}))
-        for epsilon in args.epsilons:
-            for seed in args.seeds:
-                for synth in synthesizers:
-                    out = work / f"{name}_{synth}_{epsilon}_{seed}"
-                    record = {"dataset": name, "synthesizer": synth, "epsilon": epsilon, "seed": seed}
-                    if synth in ENGINES:
-                        cmd = [sys.executable, "-m", "spark_synth.cli", "run", "--input", str(train_csv), "--schema",
-                               str(Path(args.data) / f"{name}.schema.json"), "--engine", synth, "--epsilon", str(epsilon),
-                               "--delta", str(args.delta), "--rows", str(n_train), "--output", f"{out}.parquet",
-                               "--seed", str(seed), "--no-mlflow"]
-                        done, wall, peak = run_measured(cmd, env={**os.environ, "SPARK_SYNTH_HOME": str(work / "home")})
-                        if done.returncode == 0:
-                            summary = json.loads(done.stdout.strip().splitlines()[-1])
-                            t = summary["timings"]
-                            record.update(fit_s=t.get("measure", 0) + t.get("noise", 0) + t.get("fit", 0),
-                                          epsilon_spent=summary["epsilon_spent"])
-                            synthetic = read_input(spark, f"{out}.parquet")
-                    else:
-                        cmd = [peer_python, str(ROOT / "benchmarks" / "peers_runner.py"), "--codes", str(codes_csv),
-                               "--sizes", str(sizes_json), "--synth", synth, "--epsilon", str(epsilon), "--delta",
-                               str(args.delta), "--rows", str(n_train), "--seed", str(seed), "--out", f"{out}.csv"]
-                        if synth == "aim" and args.aim_rounds:
-                            cmd += ["--aim-rounds", str(args.aim_rounds)]
-                        done, wall, peak = run_measured(cmd)
-                        if done.returncode == 0:
-                            record.update(fit_s=json.loads(done.stdout.strip().splitlines()[-1])["fit_seconds"])
-                            peer_codes = pd.read_csv(f"{out}.csv")[list(schema.names)].to_numpy(dtype=np.int64)
-                            decoded = decode_codes(peer_codes, schema, np.random.default_rng(seed))
-                            decoded.to_parquet(f"{out}.parquet", index=False)
-                            synthetic = read_input(spark, f"{out}.parquet")
-                    record.update(wall_s=wall, peak_mib=peak)
-                    if done.returncode != 0:
-                        record["error"] = (done.stderr.strip().splitlines() or ["failed"])[-1][:200]
-                        print(f"  {name} {synth} ε={epsilon} seed={seed}: FAILED {record['error']}", flush=True)
-                        records.append(record)
-                        continue
-                    ev = evaluate(train, synthetic, schema, holdout=holdout, seed=0, progress=False,
-                                  utility_rows=args.utility_rows)
-                    m = ev.metrics
-                    util = m["utility"]
-                    p = util.get("primary_metric")
-                    record.update(
-                        tvd1=m["marginals"]["1way"]["tvd_mean"], tvd2=m["marginals"]["2way"]["tvd_mean"],
-                        tvd3=m["marginals"]["3way"]["tvd_mean"], sw1=m["distance"]["sliced_w1"], mmd=m["distance"]["mmd"],
-                        assoc=m["association"]["abs_diff_mean"], metric=p,
-                        tstr=util["best"]["tstr"][p] if p else None, trtr=util["best"]["trtr"][p] if p else None,
-                        closer=m["privacy_proxies"]["share_closer_to_train"], mia=m["privacy_proxies"]["membership_auc"],
-                        dcr=m["privacy_proxies"]["dcr_train_median"])
-                    records.append(record)
-                    print(f"  {name} {synth} ε={epsilon} seed={seed}: wall {wall:.1f}s, 1-way {record['tvd1']:.4f}, "
-                          f"2-way {record['tvd2']:.4f}, TSTR {record['tstr']:.3f}", flush=True)
-        print_table(name, [r for r in records if r["dataset"] == name])
-    if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=1))
+    for peer in peers:
+        scores = table.get((dataset, PEER_NAMES[peer]))
+        if scores:
+            records.append({"dataset": dataset, "synthesizer": PEER_NAMES[peer], "epsilon": 1.0, "run": 0,
+                            "source": "README", "status": "ok", **scores})
+    return records
 
 
-COLUMNS = [("wall_s", "wall s", 1), ("fit_s", "fit s", 1), ("peak_mib", "peak MiB", 0), ("tvd1", "1-way TVD", 4),
-           ("tvd2", "2-way TVD", 4), ("tvd3", "3-way TVD", 4), ("sw1", "sliced W1", 4), ("mmd", "MMD", 4),
-           ("assoc", "assoc. Δ", 3), ("tstr", "TSTR best", 3), ("trtr", "TRTR best", 3), ("closer", "closer-to-train", 3),
-           ("mia", "MIA AUC", 3), ("dcr", "DCR median", 3)]
+def row_label(record: dict) -> str:
+    """Synthesizer as shown in the table (quoted peers marked)."""
+    return record["synthesizer"] + (" (README)" if record["source"] == "README" else "")
 
 
-def print_table(name: str, rows: list[dict]) -> None:
-    metric = next((r.get("metric") for r in rows if r.get("metric")), "")
-    print(f"\n### {name} (TSTR/TRTR: best {metric} over logistic/ridge, random forest, XGBoost)\n")
-    print("| synthesizer | ε | seeds | " + " | ".join(label for _, label, _ in COLUMNS) + " |")
+def group_rows(records: list[dict]) -> dict[tuple[str, float], list[dict]]:
+    """(label, ε) → its records, in first-seen order, ε ascending."""
+    groups: dict[tuple[str, float], list[dict]] = {}
+    for record in records:
+        groups.setdefault((row_label(record), record["epsilon"]), []).append(record)
+    return dict(sorted(groups.items(), key=lambda item: item[0][1]))
+
+
+def successful_values(records: list[dict], key: str) -> list[float]:
+    """KEY of the successful records that have it."""
+    return [r[key] for r in records if r["status"] == "ok" and r.get(key) is not None]
+
+
+def column_mean(records: list[dict], key: str) -> float | None:
+    """Mean of KEY over the successful records that have it (None when none has)."""
+    values = successful_values(records, key)
+    return mean_std(values)[0] if values else None
+
+
+def cell(records: list[dict], key: str, decimals: int) -> str:
+    """Mean (± std over more than one run) of KEY over the successful records, '–' when absent."""
+    values = successful_values(records, key)
+    if not values:
+        return "–"
+    mean, std = mean_std(values)
+    return f"{mean:.{decimals}f}" + ("" if math.isnan(std) else f" ± {std:.{decimals}f}")
+
+
+def runs_cell(records: list[dict]) -> str:
+    """'ok/total', with the failed runs' status and log."""
+    ok = sum(r["status"] == "ok" for r in records)
+    failed = [f"{r['status']}: {r['log']}" for r in records if r["status"] != "ok"]
+    return f"{ok}/{len(records)}" + (f" ({'; '.join(failed)})" if failed else "")
+
+
+def print_dataset_table(dataset: str, records: list[dict]) -> None:
+    """The Markdown table of one dataset: synthesizer × ε rows, then the real-test-split floor."""
+    metric = next((r["tstr_metric"] for r in records if r.get("tstr_metric")), "primary metric")
+    train_rows = next((r["n_train"] for r in records if r.get("n_train")), None)
+    print(f"\n### {dataset} (TSTR: best {metric} over logistic/ridge, random forest, XGBoost"
+          + (f"; {train_rows} train rows" if train_rows else "") + ")\n")
+    print("| synthesizer | ε | runs | " + " | ".join(title for _, title, _, _ in COLUMNS) + " |")
     print("|---|---|---|" + "---|" * len(COLUMNS))
-    keys = sorted({(r["synthesizer"], r["epsilon"]) for r in rows}, key=lambda k: (k[1], k[0]))
-    for synth, epsilon in keys:
-        group = [r for r in rows if r["synthesizer"] == synth and r["epsilon"] == epsilon]
-        ok = [r for r in group if "error" not in r]
-        if not ok:
-            print(f"| {synth} | {epsilon:g} | 0 | failed: {group[0].get('error', '')} |")
-            continue
+    for (label, epsilon), group in group_rows(records).items():
+        cells = [cell(group, key, decimals) for key, _, decimals, _ in COLUMNS]
+        print(f"| {label} | {epsilon:g} | {runs_cell(group)} | " + " | ".join(cells) + " |")
+    floor = next((r["floor"] for r in records if r.get("floor")), None)
+    if floor:
+        cells = ["–" if floor.get(key) is None
+                 else f"{floor[key]:.{decimals}f}" + (" (TRTR)" if key == "tstr_best" else "")
+                 for key, _, decimals, _ in COLUMNS]
+        print("| floor (real test split) | – | – | " + " | ".join(cells) + " |")
+
+
+def print_best_per_column(records: list[dict]) -> None:
+    """At each ε: which synthesizer has the best mean in each column."""
+    groups = group_rows(records)
+    for epsilon in sorted({eps for _, eps in groups}):
+        parts = []
+        for key, title, decimals, better in COLUMNS:
+            means = {label: column_mean(group, key) for (label, eps), group in groups.items() if eps == epsilon}
+            means = {label: value for label, value in means.items() if value is not None}
+            if means:
+                winner = better(means, key=means.get)
+                parts.append(f"{title} {winner} {means[winner]:.{decimals}f}")
+        print(f"\nbest per column at ε = {epsilon:g}: " + (" · ".join(parts) or "no successful run"))
+
+
+def print_peer_comparison(dataset: str, engines: list[str], records: list[dict]) -> None:
+    """At ε = 1: each engine's mean 2-/3-way TVD over the better of AIM and MST (measured if run here)."""
+    at_one = [r for r in records if r["epsilon"] == 1.0 and r["status"] == "ok"]
+    references = {}
+    for key in ("tvd_2way", "tvd_3way"):
+        peers = {row_label(r): r[key] for r in at_one if r["synthesizer"] in PEER_NAMES.values() and key in r}
+        if peers:
+            references[key] = min(peers.items(), key=lambda item: item[1])
+    if not references or not any(r["synthesizer"] in engines for r in at_one):
+        print(f"\n{dataset}: no ε = 1 comparison (needs an engine and AIM or MST at ε = 1)")
+        return
+    print(f"\n{dataset}, ε = 1, engine / better of AIM and MST (issue 15's bar: ≤ {BAR:.2f}):\n")
+    print("| engine | 2-way TVD | ratio | 3-way TVD | ratio |")
+    print("|---|---|---|---|---|")
+    for engine in engines:
+        group = [r for r in at_one if r["synthesizer"] == engine]
         cells = []
-        for key, _, digits in COLUMNS:
-            values = [r[key] for r in ok if r.get(key) is not None]
-            if not values:
-                cells.append("–")
-            elif len(values) > 1:
-                cells.append(f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}")
-            else:
-                cells.append(f"{values[0]:.{digits}f}")
-        print(f"| {synth} | {epsilon:g} | {len(ok)} | " + " | ".join(cells) + " |")
+        for key in ("tvd_2way", "tvd_3way"):
+            mean = column_mean(group, key)
+            if mean is None or key not in references:
+                cells += ["–", "–"]
+                continue
+            ratio = mean / references[key][1]
+            cells += [f"{mean:.4f}", f"{ratio:.2f} ({'within' if ratio <= BAR else 'outside'})"]
+        print(f"| {engine} | " + " | ".join(cells) + " |")
+    titles = {"tvd_2way": "2-way", "tvd_3way": "3-way"}
+    print("\nreference: " + "; ".join(f"{titles[key]} {value:.4f} ({label})"
+                                       for key, (label, value) in references.items()))
+
+
+def peer_plan(args) -> tuple[list[str], list[str]]:
+    """(peers run here, peers quoted from the README); prints which is which, and why none runs here."""
+    wanted = [p.strip().lower() for p in args.peers.split(",") if p.strip()]
+    unknown = [p for p in wanted if p not in PEER_NAMES]
+    if unknown:
+        raise SystemExit(f"--peers: unknown {unknown}; known: {sorted(PEER_NAMES)}")
+    problem = mbi_problem(args.peers_python) if args.peers_python else "no --peers-python given"
+    measured = [] if problem else wanted
+    quoted = [p for p in ("aim", "mst") if p not in measured]
+    if measured:
+        print(f"peers run here through the harness with {args.peers_python}: "
+              f"{', '.join(PEER_NAMES[p] for p in measured)} at ε {args.epsilons}, one run each")
+    if quoted:
+        print(f"peers quoted from {PEERS_README} (ε = 1, one run each, same harness): "
+              f"{', '.join(PEER_NAMES[p] for p in quoted)}" + (f" ({problem})" if problem else ""))
+    return measured, quoted
+
+
+def run_dataset(dataset: str, engines: list[str], options: dict, measured_peers: list[str], args) -> list[dict]:
+    """Every engine and measured peer at every ε on DATASET (engines ``--runs`` times, peers once)."""
+    records = []
+    for epsilon in args.epsilons:
+        for engine in engines:
+            for run in range(args.runs):
+                template = spark_synth_template(engine, options[engine], seed=run)
+                records.append(measure(dataset, engine, template, epsilon, run, args))
+        for peer in measured_peers:
+            records.append(measure(dataset, PEER_NAMES[peer], peer_template(args.peers_python, peer), epsilon, 0, args))
+    return records
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The command line (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=DATASETS, help="shared datasets (default: all seven)")
+    parser.add_argument("--engines", default=None, help="comma-separated (default: every registered engine)")
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[0.3, 1.0, 3.0])
+    parser.add_argument("--runs", type=int, default=2, help="runs per engine and ε, sampling seeds 0, 1, …")
+    parser.add_argument("--delta", type=float, default=1e-9)
+    parser.add_argument("--engine-option", action="append", default=[], metavar="ENGINE:KEY=VALUE")
+    parser.add_argument("--out-dir", default="/tmp/spark_synth_quality", help="per-run harness JSON results")
+    parser.add_argument("--peers-python", default=None, help="a Python with mbi 2.0.0 (../shared/bench/README.md)")
+    parser.add_argument("--peers", default="mst", help="peers run with --peers-python: mst (default) or aim,mst")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per run (default: the harness's 1200)")
+    parser.add_argument("--json", default=None, help="also write every per-run record to this JSON file")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    known = registered_engines()
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()] if args.engines else known
+    unknown = [e for e in engines if e not in known]
+    if unknown:
+        raise SystemExit(f"--engines: unknown {unknown}; registered: {known}")
+    missing = [d for d in args.datasets if not (SHARED / "data" / f"{d}.csv").exists()]
+    if missing:
+        raise SystemExit(f"no {missing} under {SHARED / 'data'} (set SPARK_SYNTH_SHARED)")
+    options = engine_options(args.engine_option, engines)
+    Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+    print(f"command: python {' '.join(shlex.quote(a) for a in sys.argv)}")
+    print(f"grid: datasets {args.datasets}; engines {engines}; ε {args.epsilons}; δ {args.delta:g}; "
+          f"{args.runs} run(s) per cell; results in {args.out_dir}")
+    measured_peers, quoted = peer_plan(args)
+    table = peer_scores()
+    all_records = []
+    for dataset in args.datasets:
+        records = run_dataset(dataset, engines, options, measured_peers, args) + quoted_peers(dataset, quoted, table)
+        print_dataset_table(dataset, records)
+        print_best_per_column(records)
+        print_peer_comparison(dataset, engines, records)
+        sys.stdout.flush()
+        all_records += records
+        if args.json:  # after every dataset, so a long grid cut short keeps what it measured
+            Path(args.json).write_text(json.dumps(all_records, indent=1))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

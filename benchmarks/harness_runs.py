@@ -1,0 +1,143 @@
+"""Running spark-synth (or any generator) through the shared yardstick, ``../shared/bench/harness.py``.
+
+The harness is never copied into the project: every run is ``python harness.py run`` in a
+subprocess, which splits the data, runs the command, records wall seconds and peak RSS and writes
+one JSON result. This module holds what the benchmark scripts share (quality.py, fpt_vs_peers.py,
+dgm_ablation.py, dgm_joins.py): where the shared folder is, the ``spark-synth run`` template, a run
+that never reads a stale result, reading a result back, the peers' table of
+``../shared/bench/README.md``, and small statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SPARK_SYNTH_SHARED", ROOT.parent / "shared"))
+HARNESS = SHARED / "bench" / "harness.py"
+PEERS_README = SHARED / "bench" / "README.md"
+
+#: Column title in the README's peer table → key of the harness's ``summary`` (plus wall seconds).
+README_COLUMNS = {"2-way TVD": "tvd_2way", "3-way TVD": "tvd_3way", "SW1": "sw1", "assoc Δ": "assoc_diff",
+                  "TSTR best": "tstr_best", "wall s": "wall_s"}
+#: Fidelity keys of the harness's floor (the real test split scored as if it were synthetic).
+FLOOR_KEYS = ("tvd_1way", "tvd_2way", "tvd_3way", "sw1", "assoc_diff")
+
+
+def dataset_path(dataset: str) -> Path:
+    """``DIR/NAME`` as the harness wants it (NAME.csv and NAME.schema.json in the shared data folder)."""
+    return SHARED / "data" / dataset
+
+
+def peer_scores(readme: Path = PEERS_README) -> dict[tuple[str, str], dict[str, float]]:
+    """(dataset, peer) → metrics, from the Markdown table of ../shared/bench/README.md."""
+    out, header = {}, None
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| dataset"):
+            header = cells
+        elif header and line.startswith("|") and not set(line) <= set("|-: "):
+            row = dict(zip(header, cells))
+            values = {}
+            for title, key in README_COLUMNS.items():
+                match = re.search(r"[-+]?\d*\.?\d+", row.get(title, "").replace("*", ""))
+                if match:
+                    values[key] = float(match.group())
+            out[(row["dataset"], row["peer"])] = values
+    return out
+
+
+def spark_synth_template(engine: str, options: list[str] = (), seed: int | None = None) -> str:
+    """Harness ``--cmd`` template of ``spark-synth run --engine ENGINE`` (no seed: a random one, reported)."""
+    cli = shlex.quote(str(Path(sys.executable).with_name("spark-synth")))
+    seed_flag = "" if seed is None else f" --seed {int(seed)}"
+    extra = "".join(f" --engine-option {shlex.quote(o)}" for o in options)
+    return (f"{cli} run --input {{train_csv}} --schema {{schema}} --engine {shlex.quote(engine)} --epsilon {{epsilon}} "
+            f"--delta {{delta}} --rows {{rows}}{seed_flag} --output {{output}} --no-mlflow{extra}")
+
+
+def remove_stale(out: Path) -> None:
+    """Delete an earlier run's result, synthetic output (Spark may write a folder) and log."""
+    for stale in (out, out.with_suffix(".synthetic.csv"), out.with_suffix(".log")):
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        else:
+            stale.unlink(missing_ok=True)
+
+
+def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, delta: float = 1e-9,
+                label: str | None = None, timeout_s: float | None = None) -> Path:
+    """One ``harness.py run`` of TEMPLATE on DATASET, after removing any stale result at OUT; returns OUT."""
+    remove_stale(out)
+    command = [sys.executable, str(HARNESS), "run", "--dataset", str(dataset_path(dataset)),
+               "--epsilon", f"{epsilon:g}", "--delta", f"{delta:g}", "--out", str(out), "--cmd", template]
+    if label:
+        command += ["--label", label]
+    if timeout_s:
+        command += ["--timeout", f"{timeout_s:g}"]
+    subprocess.run(command, check=False, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return out
+
+
+def read_result(out: Path) -> dict:
+    """A harness result as a flat dict: ``status`` ("ok", or why not), the summary, wall seconds,
+    peak RSS, the synthetic file, the train-split size, the log and the floor (real test split's
+    fidelity, TRTR as its TSTR)."""
+    if not out.exists():
+        return {"status": "no result", "log": str(out.with_suffix(".log")), "result": str(out)}
+    result = json.loads(out.read_text())
+    run = result["run"]
+    flat = {"status": run["status"], "wall_s": run["wall_s"], "peak_rss_mb": run["peak_rss_mb"], "log": run["log"],
+            "result": str(out)}
+    if run["status"] != "ok":
+        return {**flat, "error": (run.get("score_error") or run.get("log_tail", ""))[-500:]}
+    reference = result["reference"]
+    floor = {key: reference["real_test_as_synthetic"].get(key) for key in FLOOR_KEYS}
+    return {**flat, **result["summary"], "synthetic": result["synthetic"]["path"],
+            "n_train": result["split"]["n_train"], "floor": {**floor, "tstr_best": reference["trtr"]["best"]}}
+
+
+def read_run(out: Path) -> dict:
+    """A successful harness run's summary plus wall seconds, peak RSS and the synthetic file's path;
+    exits naming the log when the run failed."""
+    run = read_result(out)
+    if run["status"] == "no result":
+        raise SystemExit(f"{out.name}: the harness wrote no result (see {run['log']})")
+    if run["status"] != "ok":
+        raise SystemExit(f"{out.name} failed ({run['status']}, see {run['log']}): {run.get('error', '')}")
+    return run
+
+
+def run_once(dataset: str, index: int, out_dir: Path, options: list[str], engine: str = "fpt",
+             label: str | None = None) -> dict:
+    """Run INDEX of ``spark-synth run --engine ENGINE`` at ε = 1, δ = 1e-9 (random sampling seed);
+    exits if it failed."""
+    out = out_dir / f"{dataset}_{label or engine}_{index}.json"
+    return read_run(harness_run(dataset, spark_synth_template(engine, options), out))
+
+
+def interval(values: list[float]) -> tuple[float, float, float]:
+    """Mean and its 90 % t-interval (NaN bounds for one value)."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return float(x.mean()), float("nan"), float("nan")
+    half = stats.t.ppf(0.95, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (NaN for one value)."""
+    x = np.asarray(values, dtype=float)
+    return float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else float("nan")
