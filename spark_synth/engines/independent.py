@@ -1,21 +1,32 @@
 """Baseline engine ``independent``: DP 1-way marginals (nulls included), columns sampled independently.
 
 It keeps every column's distribution and none of the dependence between columns: the floor every
-other engine must beat.
+other engine must beat. The histograms are measured and estimated by :mod:`.one_way` (wide ordered
+columns at the resolution the noise allows, a noise-sized null cell zeroed).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import InternalError
-from ..privacy import NoisyMeasurement, split_rho
-from ..queries import MarginalQuery
+from ..privacy import NoisyMeasurement
 from ..schema import Schema
 from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
-from .postprocess import estimate_total, probabilities_from_counts
+from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_queries, one_way_releases
+from .postprocess import estimate_total
+
+__all__ = ["IndependentConfig", "IndependentEngine", "IndependentModel", "one_way_queries"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndependentConfig(OneWayConfig):
+    """Options of the 1-way histograms (:mod:`.one_way`); the defaults are measured in docs/engines.md."""
+
+    engine_name = "independent"
 
 
 class IndependentModel(FittedModel):
@@ -51,26 +62,22 @@ class IndependentEngine(Engine):
 
     name = "independent"
     model_class = IndependentModel
+    config_class = IndependentConfig
 
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> IndependentModel:
         return self.fit_measurements(schema, self.measure(schema, oracle))
 
     def measure(self, schema: Schema, oracle: MeasurementOracle) -> list[NoisyMeasurement]:
-        """Every column's 1-way histogram, ρ split evenly."""
-        queries = one_way_queries(schema)
-        return oracle.measure_many(list(zip(queries, split_rho(oracle.rho_remaining, [1.0] * len(queries)))))
+        """Every column's 1-way histogram (two stages, one scan), ρ split evenly over the columns."""
+        return measure_one_way(schema, oracle, oracle.rho_remaining, self.options)
 
     def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> IndependentModel:
         """The model from noisy 1-way histograms (post-processing)."""
-        by_column = {m.columns: m for m in measurements}
-        missing = [c.name for c in schema if (c.name,) not in by_column]
+        releases = one_way_releases(measurements)
+        measured = {m.columns for m in releases}
+        missing = [c.name for c in schema if (c.name,) not in measured]
         if missing:
             raise InternalError(f"independent engine got no 1-way measurement for {missing}")
-        total = estimate_total(measurements)
-        probabilities = [probabilities_from_counts(by_column[(c.name,)].values, total) for c in schema]
+        total = estimate_total(releases)
+        probabilities = one_way_distributions(schema, releases, total, self.options.null_floor)
         return IndependentModel(probabilities, estimated_rows=total)
-
-
-def one_way_queries(schema: Schema) -> list[MarginalQuery]:
-    """Every column's 1-way histogram, named ``1-way[column]``."""
-    return [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,)) for c in schema]

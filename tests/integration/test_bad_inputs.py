@@ -355,7 +355,7 @@ CASES = {
     "engine-option-unknown": Case(_engine_option("splice", "colours=3"), ("colours", "must be one of")),
     "engine-option-wrong-type": Case(_engine_option("splice", "components=many"), ("splice.components", "whole number")),
     "engine-option-not-key-value": Case(_engine_option("splice", "components"), ("--engine-option", "KEY=VALUE")),
-    "engine-option-on-optionless-engine": Case(_engine_option("independent", "steps=3"), ("takes no options",)),
+    "engine-option-of-another-engine": Case(_engine_option("independent", "steps=3"), ("independent option", "steps", "null_floor")),
     # privacy parameters
     "epsilon-zero": Case(_set(epsilon="0"), ("'epsilon' must be a finite number > 0",)),
     "epsilon-negative": Case(_set(epsilon="-1"), ("'epsilon'",)),

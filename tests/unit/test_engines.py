@@ -62,13 +62,26 @@ def test_model_state_round_trip_and_determinism():
     assert (a == b).all()
 
 
-def test_measures_one_query_per_column_with_equal_shares_of_the_whole_budget():
+def test_measures_each_column_in_two_stages_with_equal_shares_of_the_whole_budget():
     schema = tiny_schema()
     oracle = ExactOracle(tiny_frame(300), schema, rho=0.5)
     IndependentEngine().fit(schema, oracle, LocalTaskRunner())
+    names = [f"1-way[{c}]" for c in ("colour", "size", "age", "score")]
+    assert [name for _, name, _ in oracle.calls] == names + names  # 300 rows: every code holds enough, no ranges
+    rhos = [r for _, _, r in oracle.calls]
+    assert math.fsum(rhos) <= 0.5 and math.fsum(rhos) == pytest.approx(0.5, rel=1e-12)
+    per_column = [rhos[j] + rhos[j + 4] for j in range(4)]
+    assert max(per_column) == pytest.approx(min(per_column), rel=1e-12)
+    assert rhos[0] == pytest.approx(0.5 * per_column[0], rel=1e-12)  # stage 1: one_way_fine_share
+
+
+def test_one_flat_histogram_per_column_when_the_fine_share_is_one():
+    schema = tiny_schema()
+    oracle = ExactOracle(tiny_frame(300), schema, rho=0.5)
+    IndependentEngine(one_way_fine_share=1.0).fit(schema, oracle, LocalTaskRunner())
     assert [name for _, name, _ in oracle.calls] == [f"1-way[{c}]" for c in ("colour", "size", "age", "score")]
     rhos = [r for _, _, r in oracle.calls]
-    assert math.fsum(rhos) <= 0.5 and math.fsum(rhos) == pytest.approx(0.5, rel=1e-12) and len(set(rhos)) == 1
+    assert math.fsum(rhos) == pytest.approx(0.5, rel=1e-12) and len(set(rhos)) == 1
 
 
 def test_unknown_engine():

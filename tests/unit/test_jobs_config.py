@@ -172,7 +172,7 @@ def test_env_expansion_and_yaml_exponent_text(tmp_path, monkeypatch):
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 1.5\noutput: o\n", "'rows (in "),
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nout_of_domain: drop\n", "one of ['clip', 'error']"),
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\noverwrite: maybe\n", "true or false"),
-        ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nengine_options: {depth: 3}\n", "takes no options"),
+        ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nengine_options: {depth: 3}\n", "independent option"),
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\n", "'output' must be set in the config file or given as --output"),
         ("- just\n- a list\n", "a YAML mapping"),
         ("epsilon: [1\n", "valid YAML"),

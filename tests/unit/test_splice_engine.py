@@ -117,14 +117,16 @@ def test_moment_query_is_encoded_from_the_released_histograms():
     assert plain.value_knots is None
     oracle = ExactOracle(frame, SCHEMA)
     measurements = engine.measure(SCHEMA, oracle)
-    assert [m.name for m in measurements] == [f"1-way[{c.name}]" for c in SCHEMA] + ["sliced-chebyshev-moments"]
+    one_way = [f"1-way[{c.name}]" for c in SCHEMA]
+    assert [m.name for m in measurements] == one_way + one_way + ["sliced-chebyshev-moments"]  # the anchors' two stages
     completed = measurements[-1].query
     assert set(completed.value_knots) == {"v"} and completed.name == plain.name
     assert completed.l2_sensitivity == plain.l2_sensitivity
     rhos = [r for _, _, r in oracle.calls]
     share = engine.options.marginal_share
     assert sum(rhos[:-1]) == pytest.approx(share * oracle.rho_total) and rhos[-1] == pytest.approx((1 - share) * oracle.rho_total)
-    assert all(r == rhos[0] for r in rhos[:-1])  # the anchors' share split evenly
+    per_column = [a + b for a, b in zip(rhos[: len(SCHEMA)], rhos[len(SCHEMA): -1])]
+    assert max(per_column) == pytest.approx(min(per_column), rel=1e-12)  # the anchors' share split evenly
     no_knots = SpliceEngine(n_dense=2, n_sparse=4, quantile_encoding=0.0).measure(SCHEMA, ExactOracle(frame, SCHEMA))
     assert no_knots[-1].query.value_knots is None
 
@@ -173,3 +175,30 @@ def test_match_defaults_reach_the_former_defaults_loss_deterministically():
     assert min(now) <= min(before)
     assert curve() == now
     assert curve(fit_seed=1) != now
+
+
+@pytest.mark.parametrize("rows, expect_moments", [(100, False), (3000, True)])
+def test_too_few_rows_for_the_moments_give_their_budget_to_the_histograms(rows, expect_moments):
+    """ε = 1, L = 6 directions of degree 4: the moment sums' σ ≈ 20, so 100 rows (DP estimate) are
+    below ``min_moment_snr`` = 10 σ and 3,000 are above. Below, no moment query is measured, the whole
+    budget is spent on the 1-way histograms and the model is their product."""
+    from spark_synth.engines.one_way import one_way_distributions
+    from spark_synth.engines.postprocess import estimate_total
+    from spark_synth.oracle import oracle_over_frame
+    from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+
+    engine = SpliceEngine(n_dense=2, n_sparse=4, degree=4, components=3, steps=20)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    measurements = engine.measure(SCHEMA, oracle_over_frame(_data(rows), SCHEMA, privacy_filter))
+    assert privacy_filter.rho_remaining == pytest.approx(0.0, abs=1e-15)
+    assert ("sliced-chebyshev-moments" in [m.name for m in measurements]) is expect_moments
+    model = engine.fit_measurements(SCHEMA, measurements)
+    if not expect_moments:
+        one_way = [m for m in measurements]
+        assert sum(m.rho for m in one_way) == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+        assert len(model.weights) == 1 and model.gaussian is None
+        anchors = one_way_distributions(SCHEMA, one_way, estimate_total(one_way), engine.options.null_floor)
+        assert all(np.allclose(model.marginal(j), anchors[j]) for j in range(len(SCHEMA)))
+    always = SpliceEngine(n_dense=2, n_sparse=4, degree=4, min_moment_snr=0.0)
+    measured = always.measure(SCHEMA, oracle_over_frame(_data(rows), SCHEMA, PrivacyFilter(PrivacyBudget(1.0, 1e-9))))
+    assert measured[-1].name == "sliced-chebyshev-moments"

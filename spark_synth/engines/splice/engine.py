@@ -1,8 +1,10 @@
 """SPLICE engine: DP sliced Chebyshev moments (+ DP 1-way marginals as anchors) → Match in PyTorch.
 
-SELECT  1-way histograms of every column (share ``marginal_share`` of ρ) and the sliced Chebyshev
-        moment sums over ``n_dense`` dense + ``n_sparse`` pairwise random directions, degrees
-        1..``degree`` (the rest of ρ), in one Spark pass each. With ``quantile_encoding`` > 0 the
+SELECT  1-way histograms of every column (share ``marginal_share`` of ρ, in two stages:
+        :mod:`..one_way`) and the sliced Chebyshev moment sums over ``n_dense`` dense + ``n_sparse``
+        pairwise random directions, degrees 1..``degree`` (the rest of ρ), in one Spark pass each.
+        If the DP row count is below ``min_moment_snr`` times the moments' noise σ, no moments: the
+        rest of ρ goes to the histograms and the model is their product. With ``quantile_encoding`` > 0 the
         moment query is adaptive: numeric columns are encoded through knots built from the released
         DP histograms (a mix of their CDF and the affine map), so the moments resolve where the data
         lie; a post-processing choice of the next query (adaptive zCDP composition).
@@ -31,8 +33,9 @@ from ...queries import MAX_FRACTION_BITS, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
-from ..independent import one_way_queries
-from ..postprocess import estimate_total, probabilities_from_counts
+from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries,
+                       one_way_releases, stage_budgets)
+from ..postprocess import estimate_total
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .model import SpliceModel
@@ -44,8 +47,11 @@ NUMERIC_MODELS = ("histogram", "gaussian")
 
 
 @dataclass(frozen=True, kw_only=True)
-class SpliceConfig:
-    """SPLICE's options (defaults chosen by measurement: see docs/splice.md)."""
+class SpliceConfig(OneWayConfig):
+    """SPLICE's options (defaults chosen by measurement: see docs/splice.md); the anchors' 1-way
+    options (``one_way_*``, ``null_floor``) are :class:`~spark_synth.engines.one_way.OneWayConfig`'s."""
+
+    engine_name = "splice"
 
     n_dense: int = 64
     n_sparse: int = 256
@@ -67,8 +73,10 @@ class SpliceConfig:
     rank: int = 1
     max_null_share: float = 0.01
     quantile_encoding: float = 0.5
+    min_moment_snr: float = 10.0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
                           ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0)):
             value = getattr(self, name)
@@ -98,6 +106,8 @@ class SpliceConfig:
         if self.quantile_encoding > 0 and self.marginal_share == 0:
             raise ParameterError("splice.quantile_encoding", "0 when splice.marginal_share is 0 (the knots come from the DP 1-way histograms)",
                                  self.quantile_encoding)
+        if not isinstance(self.min_moment_snr, (int, float)) or not math.isfinite(self.min_moment_snr) or self.min_moment_snr < 0:
+            raise ParameterError("splice.min_moment_snr", "a finite number >= 0 (0: always measure the moments)", self.min_moment_snr)
         if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
             raise ParameterError("splice.max_null_share", "a number in [0, 1)", self.max_null_share)
         if self.numeric_model not in NUMERIC_MODELS:
@@ -157,18 +167,31 @@ class SpliceEngine(Engine):
         return self.fit_measurements(schema, self.measure(schema, oracle))
 
     def measure(self, schema: Schema, oracle: MeasurementOracle) -> list[NoisyMeasurement]:
-        """1-way histograms (share ``marginal_share`` of ρ, split evenly) and the moment query (the
+        """1-way histograms (share ``marginal_share`` of ρ, :mod:`..one_way`) and the moment query (the
         rest). With ``quantile_encoding`` > 0 the moment query's numeric encoding is built from the
-        released histograms first (post-processing), so it is measured in a second scan."""
+        released histograms first (post-processing), so it is measured in a second scan.
+
+        When the DP row count from the histograms' first stage is below ``min_moment_snr`` times the
+        moment sums' noise σ, the moments would be noise: the rest of ρ goes to the histograms instead
+        and the model is their product (as ``independent``). A decision from DP releases only."""
         o = self.options
-        marginals = one_way_queries(schema) if o.marginal_share > 0 else []
-        weights = [o.marginal_share / len(schema)] * len(marginals) + [1.0 - o.marginal_share]
-        rhos = split_rho(oracle.rho_remaining, weights)
-        adaptive = bool(marginals) and o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
+        plain = self.moment_query(schema, None)
+        if o.marginal_share == 0:
+            return [oracle.measure(plain, oracle.rho_remaining)]
+        rho_marginals, rho_moments = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
+        adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
-            return oracle.measure_many(list(zip([*marginals, self.moment_query(schema, None)], rhos)))
-        released = oracle.measure_many(list(zip(marginals, rhos)))
-        return [*released, oracle.measure(self.moment_query(schema, released), rhos[-1])]
+            oracle.prepare([*one_way_queries(schema), plain])  # both in one scan
+        per_column = split_rho(rho_marginals, [1.0] * len(schema))
+        first, second = stage_budgets(per_column, o.one_way_fine_share) if o.one_way_fine_share < 1 else (per_column, None)
+        stage_one = measure_stage_one(schema, oracle, first)
+        if estimate_total(stage_one) < o.min_moment_snr * plain.l2_sensitivity / math.sqrt(2.0 * rho_moments):
+            _log.info("splice: too few rows (DP estimate) for the moments to rise above their noise; "
+                      "the rest of the budget goes to the 1-way histograms")
+            rest = split_rho(oracle.rho_remaining, [1.0] * len(schema))
+            return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
+        released = [*stage_one, *(measure_stage_two(schema, oracle, stage_one, second, o) if second else [])]
+        return [*released, oracle.measure(self.moment_query(schema, released) if adaptive else plain, rho_moments)]
 
     def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
         """The moment query; numeric columns encoded through knots from the DP 1-way histograms in
@@ -185,25 +208,26 @@ class SpliceEngine(Engine):
     def _anchors(self, schema: Schema, measurements: Sequence[NoisyMeasurement]):
         """(row count, DP 1-way distributions per column or None), post-processed from the releases."""
         o = self.options
-        by_name = {m.name: m for m in measurements}
-        marginals = [by_name.get(f"1-way[{c.name}]") for c in schema]
-        have_marginals = all(m is not None for m in marginals)
+        releases = one_way_releases(measurements)
+        have_marginals = {(c.name,) for c in schema} <= {m.columns for m in releases}
         if o.rows_public is not None:
             rows = float(o.rows_public)
         elif have_marginals:
-            rows = estimate_total(marginals)
+            rows = estimate_total(releases)
         else:
             raise ParameterError("splice.marginal_share", "> 0 unless splice.rows_public is declared (n is private)", 0)
-        return rows, ([probabilities_from_counts(m.values, rows) for m in marginals] if have_marginals else None)
+        return rows, (one_way_distributions(schema, releases, rows, o.null_floor) if have_marginals else None)
 
     # ---- FIT ---------------------------------------------------------------------------
     def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
         """Match a mixture to the noisy measurements (post-processing)."""
         o = self.options
         by_name = {m.name: m for m in measurements}
-        if MOMENTS not in by_name:
-            raise InternalError("splice got no moment measurement")
         rows, anchors = self._anchors(schema, measurements)
+        if MOMENTS not in by_name:
+            if anchors is None:
+                raise InternalError("splice got neither a moment measurement nor every column's 1-way histogram")
+            return SpliceModel(np.ones(1), [a[None, :] for a in anchors], estimated_rows=rows)  # too few rows: the product
         embedding = Embedding(schema, encoding_knots(schema, anchors, o.quantile_encoding))  # as in moment_query()
         degree = o.degree
         target = by_name[MOMENTS].values * np.sqrt(np.arange(1, degree + 1)) / rows  # noisy m̃[l, j]
