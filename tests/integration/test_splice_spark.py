@@ -67,7 +67,7 @@ def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
     harmonic = sum(1 / j for j in range(1, k + 1))
     assert moments.l2_sensitivity == pytest.approx(np.sqrt(L * harmonic), rel=1e-5)  # plus half a fixed-point unit per entry
     assert moments.sigma == pytest.approx(moments.l2_sensitivity / np.sqrt(2 * moments.rho), rel=1e-9)
-    assert len(report.entries) == 16  # 15 anchors + the moments
+    assert len(report.entries) == 2 * 15 + 1  # the anchors (two stages each) + the moments
     assert report.entries[-1].name == "sliced-chebyshev-moments"  # adaptive: measured after the anchors
     assert synth.measure_passes_ == 2  # the anchors' scan, then the moments encoded from them
     rows = synth.sample(2000, seed=1, spark=spark).toPandas()
