@@ -11,6 +11,8 @@ import pytest
 
 from spark_synth.engines import LocalTaskRunner, get_engine
 from spark_synth.engines.fpt import FptModel
+from spark_synth.engines.fpt.config import FptConfig
+from spark_synth.engines.fpt.engine import _one_way_share
 from spark_synth.engines.fpt.compression import compress, refine
 from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings, first_shares
 from spark_synth.errors import ParameterError, SchemaError
@@ -24,13 +26,13 @@ from spark_synth.schema.icd9 import block, category, chapter, icd9_levels, with_
 from ..helpers import ExactOracle, exact_fit
 
 
-def _correlated(n=4000, seed=0):
+def _correlated(n=4000, seed=0, target=None):
     """Three discrete columns with strong pairwise structure a independent model would miss."""
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 4, n)
     b = (a + rng.integers(0, 2, n)) % 4
     c = np.where(rng.random(n) < 0.8, b % 3, rng.integers(0, 3, n))
-    schema = schema_from_dict({"columns": [
+    schema = schema_from_dict({**({"target": target, "task": "classification"} if target else {}), "columns": [
         {"name": "a", "type": "categorical", "categories": ["a0", "a1", "a2", "a3"], "nullable": False},
         {"name": "b", "type": "ordinal", "categories": [0, 1, 2, 3], "nullable": False},
         {"name": "c", "type": "categorical", "categories": ["x", "y", "z"], "nullable": False}]})
@@ -244,6 +246,44 @@ def test_first_pass_charges_follow_the_split():
                                        / (2 * 4 ** (2 / 3) + 3 ** (2 / 3))), rel=1e-9)
 
 
+def test_one_way_share_makes_the_expected_error_of_the_histograms_the_set_fraction_of_the_rows():
+    rho, first_cells = 0.015, [85, 13, 5, 17, 17, 3]
+    weight = sum(c ** (2 / 3) for c in first_cells)
+    assert _one_way_share(FptConfig(one_way_share=0.3), first_cells, 1000.0, rho) == 0.3  # given: used as is
+    assert _one_way_share(FptConfig(one_way_share=None), first_cells, None, rho) == 0.2  # no target pairs (or a hierarchy)
+    assert FptConfig().one_way_share == 0.2  # the default is the fixed share
+    assert _one_way_share(FptConfig(one_way_share=None), first_cells, 1e7, rho) == 0.05  # many rows: the floor
+    assert _one_way_share(FptConfig(one_way_share=None), first_cells, 100.0, rho) == 0.2  # few rows: the ceiling
+    for total in (20_000.0, 30_000.0):
+        share = _one_way_share(FptConfig(one_way_share=None), first_cells, total, rho)
+        assert 0.05 < share < 0.2
+        # the cells^(2/3) split of share·ρ: mean expected L1 error of the histograms / rows = one_way_error
+        sigmas = [1 / math.sqrt(2 * share * rho * c ** (2 / 3) / weight) for c in first_cells]
+        error = sum(c * s * math.sqrt(2 / math.pi) for c, s in zip(first_cells, sigmas)) / (len(first_cells) * total)
+        assert error == pytest.approx(0.03, rel=1e-9)
+    # fewer rows need more of ρ for the same relative error
+    rule = FptConfig(one_way_share=None)
+    assert _one_way_share(rule, first_cells, 20_000.0, rho) > _one_way_share(rule, first_cells, 30_000.0, rho)
+
+
+@pytest.mark.parametrize("target", ["c", None])
+def test_target_pairs_are_measured_first_and_set_the_one_way_share(target):
+    schema, frame = _correlated(n=20_000, target=target)
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    engine = get_engine("fpt", rounds_per_column=1.0, iterations=5, final_iterations=5, one_way_share=None)
+    engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    measurements = privacy_filter.report().measurements
+    one_way_names = {f"marginal[{n}]" for n in schema.names}
+    one_way = [e.rho for e in measurements if e.name in one_way_names]
+    assert len(one_way) == 3
+    if target:  # 20,000 rows, 3 small columns: the relative error is reached at the floor
+        assert [e.name for e in measurements[:2]] == ["marginal[a, c]", "marginal[b, c]"]
+        assert sum(one_way) == pytest.approx(0.05 * privacy_filter.rho_total, rel=1e-9)
+    else:
+        assert sum(one_way) == pytest.approx(0.2 * privacy_filter.rho_total, rel=1e-9)
+    assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+
+
 def test_state_round_trip_samples_the_same_rows():
     schema, frame = _correlated(n=1000)
     model = exact_fit(get_engine("fpt", rounds_per_column=1.0, iterations=10, final_iterations=10), schema, frame)
@@ -261,6 +301,7 @@ def test_state_round_trip_samples_the_same_rows():
     ({"target_share": -0.1}, "fpt.target_share"),
     ({"one_way_share": 0.5, "target_share": 0.5}, "fpt.target_share"),
     ({"one_way_share": 1.0}, "fpt.one_way_share"),
+    ({"one_way_error": 0}, "fpt.one_way_error"),
     ({"max_model_cells": 1}, "fpt.max_model_cells"),
     ({"device": "tpu"}, "fpt.device"),
     ({"compress_threshold": -1}, "fpt.compress_threshold"),

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from ...errors import ParameterError
 
 MODES = ("pmw", "lp")
+#: ρ share of the 1-way pass when ``one_way_share`` is None (null): at most (and without target pairs) / at least.
+ONE_WAY_SHARE, ONE_WAY_SHARE_MIN = 0.2, 0.05
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,7 +22,8 @@ class FptConfig:
     max_marginal_cells: int = 10_000
     max_model_cells: int = 2_000_000
     rounds_per_column: float = 4.0
-    one_way_share: float = 0.2
+    one_way_share: float | None = 0.2
+    one_way_error: float = 0.03
     compress_threshold: float = 3.0
     refine_dense: bool = False
     target_share: float = 0.2
@@ -49,12 +52,12 @@ class FptConfig:
         if not (isinstance(self.compress_threshold, (int, float)) and not isinstance(self.compress_threshold, bool)
                 and math.isfinite(self.compress_threshold) and self.compress_threshold >= 0):
             raise ParameterError("fpt.compress_threshold", "a finite number >= 0 (0: no domain compression)", self.compress_threshold)
-        for name in ("one_way_share", "select_share"):
+        for name in ("one_way_share", "select_share", "one_way_error"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value < 1):
+            if not (value is None and name == "one_way_share") and not (isinstance(value, (int, float)) and 0 < value < 1):
                 raise ParameterError(f"fpt.{name}", "a number in (0, 1)", value)
         if not (isinstance(self.target_share, (int, float)) and not isinstance(self.target_share, bool)
-                and 0 <= self.target_share and self.one_way_share + self.target_share < 1):
+                and 0 <= self.target_share and (self.one_way_share or ONE_WAY_SHARE) + self.target_share < 1):
             raise ParameterError("fpt.target_share", "a number >= 0 (0: no target pairs) with one_way_share + target_share < 1",
                                  self.target_share)
         if self.device not in ("auto", "cpu", "cuda"):

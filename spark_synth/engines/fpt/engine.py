@@ -35,7 +35,7 @@ from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..postprocess import estimate_total, probabilities_from_counts
 from .compression import compress, refine
-from .config import FptConfig
+from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
 from .estimation import MirrorDescent, Observation, project
 from . import lp
 from .graphical import JunctionTree
@@ -123,10 +123,12 @@ class FptEngine(Engine):
 
         first = one_way + [c.query for c in levels]
         first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
-        first_rho = split_rho(o.one_way_share * rho, first_shares(first_cells))
-        if pair_scopes:  # the target pairs have their own share, split the same way
-            first_rho += split_rho(o.target_share * rho, first_shares([cells(schema, scope) for scope in pair_scopes]))
-        released = oracle.measure_many(list(zip(first + target_pairs, first_rho)))
+        paired = []
+        if pair_scopes:  # the target pairs first, with their own share, split the same way
+            paired = oracle.measure_many(list(zip(target_pairs, split_rho(
+                o.target_share * rho, first_shares([cells(schema, scope) for scope in pair_scopes])))))
+        one_way_share = _one_way_share(o, first_cells, estimate_total(paired) if paired and not levels else None, rho)
+        released = oracle.measure_many(list(zip(first, split_rho(one_way_share * rho, first_shares(first_cells))))) + paired
         total = estimate_total(released)  # every histogram of the first pass (levels, target pairs too) estimates N
         released, paired = released[: len(released) - len(pair_scopes)], released[len(released) - len(pair_scopes):]
         paired_with = {(scope[0] if scope[1] == target else scope[1]): (scope, m) for scope, m in zip(pair_scopes, paired)}
@@ -166,7 +168,7 @@ class FptEngine(Engine):
             select_rho, measure_rho = split_rho(rho_round, [o.select_share, 1.0 - o.select_share])
             sigma = 1.0 / math.sqrt(2.0 * measure_rho)
             scopes = list(dict.fromkeys(ob.scope for ob in observations))
-            cap = o.max_model_cells * max(1.0 - oracle.rho_remaining / rho, o.one_way_share)
+            cap = o.max_model_cells * max(1.0 - oracle.rho_remaining / rho, one_way_share)
             if sized_for != scopes:  # public sizes per candidate scope; they change only with the tree
                 sized_for = scopes
                 distinct = dict.fromkeys(c.scope for c in candidates)
@@ -256,6 +258,22 @@ def _torch_threads(n: int):
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+def _one_way_share(o: FptConfig, first_cells: list[int], total: float | None, rho: float) -> float:
+    """The ρ share of the 1-way pass: ``one_way_share`` when a number; None (`null`), with the target
+    pairs' DP row estimate ``total`` (no hierarchy), the share whose cells^(2/3) split makes the
+    histograms' expected L1 error, averaged over them, ``one_way_error`` of the rows — the pairs
+    summed over the target re-release every column's counts, so a large table needs less — within
+    [ONE_WAY_SHARE_MIN, ONE_WAY_SHARE]; else ONE_WAY_SHARE. Post-processing of DP releases and
+    public sizes: with ρ_j ∝ c_j^(2/3), Σ_j c_j·σ_j·√(2/π) = (Σ_j c_j^(2/3))^(3/2)·√(1/(πρ₁))."""
+    if o.one_way_share is not None:
+        return float(o.one_way_share)
+    if total is None:
+        return ONE_WAY_SHARE
+    weight = sum(float(c) ** (2.0 / 3.0) for c in first_cells)
+    rho_one = weight**3 / (math.pi * (o.one_way_error * len(first_cells) * total) ** 2)
+    return min(max(rho_one / rho, ONE_WAY_SHARE_MIN), ONE_WAY_SHARE)
 
 
 def _lp_target(candidate: Candidate, measurement: NoisyMeasurement, total: float, grouping) -> Target:
