@@ -40,7 +40,8 @@ def test_metadata_states_the_privacy_guarantee(logged):
     assert privacy["neighbouring_relation"] == "add/remove one row"
     assert privacy["sampling_spends_budget"] is False and "spends no privacy budget" in privacy["sampling_note"]
     assert "schema" in privacy["not_covered"] and "every row sampled" in privacy["covers"]
-    assert meta["engine"] == "independent" and meta["engine_config"] == {}
+    assert meta["engine"] == "independent" and meta["engine_config"] == {
+        "one_way_fine_share": 0.5, "one_way_sigmas_per_range": 3.0, "null_floor": 2.0}  # its defaults
     assert meta["schema"] == synth.schema_.to_dict()
     assert meta["source_table"].endswith("adult_sample.csv")
 
