@@ -16,10 +16,8 @@ from ..errors import InternalError
 from ..privacy import NoisyMeasurement
 from ..schema import Schema
 from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
-from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_queries, one_way_releases
+from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_releases
 from .postprocess import estimate_total
-
-__all__ = ["IndependentConfig", "IndependentEngine", "IndependentModel", "one_way_queries"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,10 +72,6 @@ class IndependentEngine(Engine):
     def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> IndependentModel:
         """The model from noisy 1-way histograms (post-processing)."""
         releases = one_way_releases(measurements)
-        measured = {m.columns for m in releases}
-        missing = [c.name for c in schema if (c.name,) not in measured]
-        if missing:
-            raise InternalError(f"independent engine got no 1-way measurement for {missing}")
         total = estimate_total(releases)
         probabilities = one_way_distributions(schema, releases, total, self.options.null_floor)
         return IndependentModel(probabilities, estimated_rows=total)

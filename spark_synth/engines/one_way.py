@@ -29,7 +29,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from ..errors import InternalError, ParameterError
-from ..privacy import NoisyMeasurement, split_rho
+from ..privacy import NoisyMeasurement, gaussian_sigma, split_rho
 from ..queries import MarginalQuery
 from ..schema import Schema
 from ..schema.columns import Column, ColumnType
@@ -62,11 +62,6 @@ def one_way_queries(schema: Schema) -> list[MarginalQuery]:
     return [MarginalQuery(name=f"1-way[{c.name}]", columns=(c.name,)) for c in schema]
 
 
-def noise_sigma(rho: float) -> float:
-    """σ of a sensitivity-1 count released under ρ-zCDP (public: from ρ alone)."""
-    return math.sqrt(1.0 / (2.0 * rho))
-
-
 def range_grouping(column: Column, rows: float, sigma: float, sigmas_per_range: float) -> tuple[int, ...] | None:
     """The column's codes grouped into G contiguous ranges holding ≥ ``sigmas_per_range``·σ rows
     each on average (G = ⌊rows / (sigmas_per_range·σ)⌋ ≥ 1; the null code is its own, last group),
@@ -86,16 +81,15 @@ def range_grouping(column: Column, rows: float, sigma: float, sigmas_per_range: 
 def measure_one_way(schema: Schema, oracle, rho: float, options: OneWayConfig) -> list[NoisyMeasurement]:
     """Release every column's 1-way histogram in two stages (module docstring), spending exactly
     ``rho`` split evenly over the columns."""
-    per_column = split_rho(rho, [1.0] * len(schema))
-    if options.one_way_fine_share >= 1:
-        return oracle.measure_many(list(zip(one_way_queries(schema), per_column)))
-    first, second = stage_budgets(per_column, options.one_way_fine_share)
+    first, second = stage_budgets(split_rho(rho, [1.0] * len(schema)), options.one_way_fine_share)
     stage_one = measure_stage_one(schema, oracle, first)
     return [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, options)]
 
 
 def stage_budgets(per_column: Sequence[float], fine_share: float) -> tuple[list[float], list[float]]:
-    """Each column's ρ split between stage 1 (``fine_share``) and stage 2."""
+    """Each column's ρ split between stage 1 (``fine_share``) and stage 2 (none when the share is 1)."""
+    if fine_share >= 1:
+        return list(per_column), []
     pairs = [split_rho(r, [fine_share, 1.0 - fine_share]) for r in per_column]
     return [a for a, _ in pairs], [b for _, b in pairs]
 
@@ -108,11 +102,14 @@ def measure_stage_one(schema: Schema, oracle, rhos: Sequence[float]) -> list[Noi
 def measure_stage_two(schema: Schema, oracle, stage_one: Sequence[NoisyMeasurement], rhos: Sequence[float],
                       options: OneWayConfig) -> list[NoisyMeasurement]:
     """Stage 2: ranges of the ordered columns whose codes the noise would swamp, the codes again for
-    the others; chosen from stage 1's DP row count and the public σ (post-processing)."""
+    the others; chosen from stage 1's DP row count and the public σ (post-processing). Nothing
+    when ``rhos`` is empty."""
+    if not rhos:
+        return []
     rows = estimate_total(stage_one)
     second = []
     for column, r in zip(schema, rhos):
-        grouping = range_grouping(column, rows, noise_sigma(r), options.one_way_sigmas_per_range)
+        grouping = range_grouping(column, rows, gaussian_sigma(1.0, r), options.one_way_sigmas_per_range)
         second.append(MarginalQuery(name=f"1-way[{column.name}]", columns=(column.name,)) if grouping is None else
                       MarginalQuery(columns=(column.name,), groupings=(grouping,), name=f"1-way[{column.name}] ranges"))
     return oracle.measure_many(list(zip(second, rhos)))
@@ -127,10 +124,9 @@ def one_way_distributions(schema: Schema, measurements: Sequence[NoisyMeasuremen
                           null_floor: float) -> list[np.ndarray]:
     """Per column, its DP 1-way distribution over codes from all of its 1-way releases (module
     docstring, ESTIMATE); ``total`` is the DP row estimate. Post-processing only."""
-    releases = one_way_releases(measurements)
     out = []
     for column in schema:
-        mine = [m for m in releases if m.columns == (column.name,)]
+        mine = [m for m in measurements if isinstance(m.query, MarginalQuery) and m.columns == (column.name,)]
         if not mine:
             raise InternalError(f"no 1-way measurement of column {column.name!r}")
         out.append(column_distribution(column, mine, total, null_floor))

@@ -5,6 +5,7 @@ from .budget import NEIGHBOURING_RELATION, PrivacyBudget
 from .conversions import epsilon_from_rho, rho_from_epsilon
 from .filter import PrivacyFilter, split_rho
 from .mechanisms import NoisyMeasurement, release_query, select_index
+from .noise import gaussian_sigma
 from .report import MEASUREMENT, NOT_COVERED, SELECTION, PrivacyReport, ReportEntry
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "rho_from_epsilon",
     "PrivacyFilter",
     "split_rho",
+    "gaussian_sigma",
     "NoisyMeasurement",
     "release_query",
     "select_index",

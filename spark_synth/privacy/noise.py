@@ -18,6 +18,11 @@ from ..errors import InternalError
 dp.enable_features("contrib")
 
 
+
+def gaussian_sigma(l2_sensitivity: float, rho: float) -> float:
+    """σ = Δ₂/√(2ρ): the Gaussian noise that makes a query of ℓ2 sensitivity Δ₂ ρ-zCDP (public)."""
+    return float(l2_sensitivity) / math.sqrt(2.0 * rho)
+
 def gaussian_measurement(scale: float, integer: bool) -> dp.Measurement:
     """OpenDP Gaussian measurement on vectors (ℓ2 metric, zCDP output measure)."""
     atom = dp.atom_domain(T=dp.i64) if integer else dp.atom_domain(T=float, nan=False)
@@ -36,7 +41,7 @@ def calibrated_measurement(rho: float, l2_sensitivity: float, integer: bool) -> 
     d_in = int(l2_sensitivity) if integer else float(l2_sensitivity)
     if integer and d_in != l2_sensitivity:
         raise InternalError(f"integer sensitivity expected; got {l2_sensitivity!r}")
-    scale = float(l2_sensitivity) / math.sqrt(2.0 * rho)
+    scale = gaussian_sigma(l2_sensitivity, rho)
     for _ in range(64):
         measurement = gaussian_measurement(scale, integer)
         certified = float(measurement.map(d_in))

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from spark_synth.engines import IndependentEngine, LocalTaskRunner
-from spark_synth.engines.one_way import column_distribution, noise_sigma, range_grouping, within_range_shares
+from spark_synth.engines.one_way import column_distribution, range_grouping, within_range_shares
 from spark_synth.errors import ParameterError
 from spark_synth.oracle import oracle_over_frame
-from spark_synth.privacy import NoisyMeasurement, PrivacyBudget, PrivacyFilter
+from spark_synth.privacy import NoisyMeasurement, PrivacyBudget, PrivacyFilter, gaussian_sigma
 from spark_synth.queries import MarginalQuery
 from spark_synth.schema import schema_from_dict
 
@@ -162,5 +162,5 @@ def test_bad_one_way_options_name_the_option(options, name):
 
 
 def test_noise_sigma_is_that_of_a_count_under_rho():
-    assert noise_sigma(0.5) == pytest.approx(1.0)
-    assert noise_sigma(0.02) == pytest.approx(5.0)
+    assert gaussian_sigma(1.0, 0.5) == pytest.approx(1.0)
+    assert gaussian_sigma(1.0, 0.02) == pytest.approx(5.0)

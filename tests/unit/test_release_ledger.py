@@ -14,7 +14,7 @@ import pytest
 from spark_synth import BudgetExhausted, Synthesizer, UserInputError
 from spark_synth.cli import main
 from spark_synth.engines import IndependentEngine
-from spark_synth.engines.independent import one_way_queries
+from spark_synth.engines.one_way import one_way_queries
 from spark_synth.privacy import PrivacyReport
 from spark_synth.privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, release_query, rho_from_epsilon, split_rho
 from spark_synth.track import BudgetLedger, LedgerEntry, check_privacy_report, compose, log_synthesizer, mlflow_run, release

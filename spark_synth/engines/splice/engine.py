@@ -28,7 +28,7 @@ import numpy as np
 
 from ...errors import InternalError, ParameterError
 from ...logs import layer
-from ...privacy import NoisyMeasurement, split_rho
+from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
 from ...queries import MAX_FRACTION_BITS, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
@@ -182,15 +182,14 @@ class SpliceEngine(Engine):
         adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
             oracle.prepare([*one_way_queries(schema), plain])  # both in one scan
-        per_column = split_rho(rho_marginals, [1.0] * len(schema))
-        first, second = stage_budgets(per_column, o.one_way_fine_share) if o.one_way_fine_share < 1 else (per_column, None)
+        first, second = stage_budgets(split_rho(rho_marginals, [1.0] * len(schema)), o.one_way_fine_share)
         stage_one = measure_stage_one(schema, oracle, first)
-        if estimate_total(stage_one) < o.min_moment_snr * plain.l2_sensitivity / math.sqrt(2.0 * rho_moments):
+        if estimate_total(stage_one) < o.min_moment_snr * gaussian_sigma(plain.l2_sensitivity, rho_moments):
             _log.info("splice: too few rows (DP estimate) for the moments to rise above their noise; "
                       "the rest of the budget goes to the 1-way histograms")
             rest = split_rho(oracle.rho_remaining, [1.0] * len(schema))
             return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
-        released = [*stage_one, *(measure_stage_two(schema, oracle, stage_one, second, o) if second else [])]
+        released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
         return [*released, oracle.measure(self.moment_query(schema, released) if adaptive else plain, rho_moments)]
 
     def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
