@@ -44,6 +44,16 @@ def default_tracking_uri(home: Path) -> str:
     return f"sqlite:///{home / 'mlflow.db'}"
 
 
+def check_sql_store(uri: str) -> None:
+    """Fail with the fix when the SQL store ``uri`` needs what ``mlflow-skinny`` lacks (SQLAlchemy)."""
+    import importlib.util
+
+    if importlib.util.find_spec("sqlalchemy") is None:
+        raise UserInputError(f"MLflow store {uri} needs the full mlflow package (mlflow-skinny has no SQL store): "
+                             "install spark-synth[local] or mlflow, point $MLFLOW_TRACKING_URI at your tracking "
+                             "server (or a file: store), or pass --no-mlflow")
+
+
 def use_store(home: Path | None = None) -> str:
     """Point MLflow at spark-synth's store (see the module docstring); returns the tracking URI.
 
@@ -58,6 +68,7 @@ def use_store(home: Path | None = None) -> str:
         home = spark_synth_home()
     uri = default_tracking_uri(home)
     if uri.startswith("sqlite:"):
+        check_sql_store(uri)
         home.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(uri)
     if on_databricks() and not os.environ.get("MLFLOW_REGISTRY_URI"):

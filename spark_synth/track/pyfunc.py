@@ -211,7 +211,7 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
         with warnings.catch_warnings():  # no input example / type hints: the signature says it all
             warnings.simplefilter("ignore")
             info = mlflow.pyfunc.log_model(
-                name=name,
+                **logged_model_name(name),
                 python_model=str(code),
                 artifacts={"synthesizer": str(saved)},
                 signature=model_signature(synth.schema_),
@@ -227,6 +227,14 @@ def log_synthesizer_model(synth, *, source: str | None = None, name: str = MODEL
     if "privacy_report.json" not in artifacts:
         mlflow.log_dict(synth.privacy_report_.to_dict(), "privacy_report.json")
     return info
+
+
+def logged_model_name(name: str) -> dict:
+    """``log_model``'s keyword for the model's name in its run: ``name`` (MLflow 3's logged models)
+    or ``artifact_path`` (MLflow 2.x, which has no ``name``)."""
+    import mlflow
+
+    return {"name": name} if int(mlflow.__version__.split(".")[0]) >= 3 else {"artifact_path": name}
 
 
 def log_synthesizer(synth, *, source: str | None = None, params: dict | None = None):

@@ -8,6 +8,10 @@
    (no Delta jars), and an engine that needs the ``torch`` extra is refused naming the extra. That
    virtualenv is cached under ``~/.cache/spark-synth`` (keyed by the dependency spec and pyspark
    version), so only its first run downloads anything.
+3. The same on an older runtime's stack (as a Databricks 15.4/16.4 LTS runtime has: Spark 3.5 and MLflow
+   2.x, here ``mlflow-skinny`` at the lowest version pyproject accepts): fit with MLflow tracking on a
+   ``file:`` store, release with an alias, load the model through ``pyfunc`` and sample it on Spark; and
+   the embedded SQLite store, which skinny cannot open, is refused with the fix.
 """
 
 import hashlib
@@ -101,27 +105,31 @@ def test_wheel_runs_every_command_from_an_empty_folder(wheel, tmp_path):
     assert (work / "report" / "metrics.json").is_file()
 
 
-def _runtime_venv(wheel: Path) -> Path:
-    """A cached venv holding the base dependencies (no extras) and pyspark OTHER_PYSPARK; the wheel reinstalled."""
-    spec = (REPO_ROOT / "pyproject.toml").read_bytes() + f"{OTHER_PYSPARK} {sys.version}".encode()
-    venv = Path.home() / ".cache" / "spark-synth" / f"runtime-pyspark-{OTHER_PYSPARK}-{hashlib.sha256(spec).hexdigest()[:12]}"
+def _runtime_venv(wheel: Path, pyspark: str = OTHER_PYSPARK, *pins: str) -> Path:
+    """A cached venv holding the base dependencies (no extras), ``pyspark`` and ``pins``; the wheel reinstalled."""
+    spec = (REPO_ROOT / "pyproject.toml").read_bytes() + f"{pyspark} {pins} {sys.version}".encode()
+    venv = Path.home() / ".cache" / "spark-synth" / f"runtime-pyspark-{pyspark}-{hashlib.sha256(spec).hexdigest()[:12]}"
     python = venv / "bin" / "python"
     if not (venv / ".complete").is_file():
         subprocess.run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv)], check=True, timeout=120)
         subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", str(wheel),
-                        f"pyspark=={OTHER_PYSPARK}"], check=True, capture_output=True, timeout=1800)
+                        f"pyspark=={pyspark}", *pins], check=True, capture_output=True, timeout=1800)
         (venv / ".complete").touch()
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
                     "--force-reinstall", str(wheel)], check=True, capture_output=True, timeout=600)
     return venv
 
 
-FIT_ON_A_PLAIN_SESSION = """
+#: A runtime's own Spark session (on a cluster the runtime sets its workers' Python).
+PLAIN_SESSION = """
 import json, os, sys, pyspark
 from pyspark.sql import SparkSession
-os.environ["PYSPARK_PYTHON"] = sys.executable  # on a cluster the runtime sets its workers' Python
+os.environ["PYSPARK_PYTHON"] = sys.executable
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+"""
+
+FIT_ON_A_PLAIN_SESSION = PLAIN_SESSION + """
 from spark_synth import RunConfig
 from spark_synth.commands import run
 summary = run(RunConfig(input="adult_sample.csv", schema="adult_sample.schema.json", engine="independent", epsilon=1.0,
@@ -153,3 +161,55 @@ def test_wheel_without_the_local_extra_next_to_another_pyspark(wheel, tmp_path):
     assert refused.returncode == 2
     assert "needs torch" in refused.stderr and "spark-synth[torch]" in refused.stderr
     assert not (work / "o.parquet").exists()
+
+
+#: An older runtime's stack: Spark 3.5 and the lowest MLflow pyproject accepts, as mlflow-skinny.
+OLD_PYSPARK, OLD_MLFLOW = "3.5.7", "2.16.2"
+
+RELEASE_ON_AN_OLD_RUNTIME = PLAIN_SESSION + """
+import mlflow
+from spark_synth.commands import fit_and_save
+from spark_synth.track import release, sample_model
+fit = fit_and_save(input="adult_sample.csv", schema="adult_sample.schema.json", engine="independent", epsilon=1.0,
+                   delta=1e-9, model="model", mlflow=True)
+released = release(fit["mlflow_run_id"], "adult_synth", alias="champion")
+model = mlflow.pyfunc.load_model("models:/adult_synth@champion")
+rows = model.predict({"rows": 7, "seed": 0})
+sampled = sample_model("models:/adult_synth@champion", 300, seed=1)
+print(json.dumps({"pyspark": pyspark.__version__, "mlflow": mlflow.__version__, "fit_id": fit["fit_id"],
+                  "version": released["version"], "alias_uri": released["alias_uri"],
+                  "privacy": model.metadata.metadata["spark_synth"]["privacy"]["fit_id"],
+                  "predicted": list(rows.shape), "columns": list(rows.columns),
+                  "sampled": sampled.count(), "sampled_columns": sampled.columns}))
+"""
+
+
+def test_wheel_on_spark_3_5_with_mlflow_skinny_2(wheel, tmp_path):
+    venv = _runtime_venv(wheel, OLD_PYSPARK, f"mlflow-skinny=={OLD_MLFLOW}")
+    python = venv / "bin" / "python"
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = _clean_env(work / ".spark-synth")
+    _copy_sample(python, work, env)
+    tracked = {**env, "MLFLOW_TRACKING_URI": (work / "mlruns").as_uri()}  # a tracking server's stand-in
+    done = subprocess.run([str(python), "-c", RELEASE_ON_AN_OLD_RUNTIME], cwd=work, env=tracked, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["pyspark"] == OLD_PYSPARK and out["mlflow"] == OLD_MLFLOW
+    assert out["version"] == "1" and out["alias_uri"] == "models:/adult_synth@champion"
+    assert out["privacy"] == out["fit_id"]  # the registered model carries this fit's privacy metadata
+    schema = json.loads((work / SAMPLE[1]).read_text())
+    names = [c["name"] for c in schema["columns"]]
+    assert out["predicted"] == [7, len(names)] and out["columns"] == names
+    assert out["sampled"] == 300 and out["sampled_columns"] == names
+
+    # skinny has no SQL store: the embedded default is refused before anything is read or spent
+    fit = ["fit", "--input", SAMPLE[0], "--schema", SAMPLE[1], "--engine", "independent", "--epsilon", "1", "--delta",
+           "1e-9", "--model", "m2"]
+    code = (f"{PLAIN_SESSION}\nfrom spark_synth.cli import main\nsys.exit(main({fit!r}))")
+    refused = subprocess.run([str(python), "-c", code], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    last = refused.stderr.strip().splitlines()[-1]  # the runtime's own Spark logs come before it
+    assert last.startswith("spark-synth: error: ") and "needs the full mlflow package" in last and "--no-mlflow" in last
+    assert not (work / "m2").exists()
