@@ -66,8 +66,9 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             _log.info("sample and write: %d rows to %s", config.rows, config.output)
             written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite,
                                    synth.provenance())
+            synth.note_join()
             timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
-            tracker.log_output(written, config.rows, synth.last_seed_, timings)
+            tracker.log_output(written, config.rows, synth.last_seed_, timings, synth.last_join_)
         evaluation = None
         if evaluate is not None:
             from .evaluate.command import evaluate_after_run
@@ -97,6 +98,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "mlflow_run_id": tracker.run_id,
         "dataset_id": dataset,
         "ledger": tracker.charged,
+        **_join(synth),
         **extra,
     }
 
@@ -150,7 +152,12 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     synth = Synthesizer.load(model)
     written = synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark or get_spark(spark_profile))
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
-            "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3)}
+            "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3), **_join(synth)}
+
+
+def _join(synth: Synthesizer) -> dict:
+    """``{"join": ...}`` for a model that joins pieces (dgm): its rule and the rows filled by random joins."""
+    return {"join": synth.last_join_} if synth.last_join_ is not None else {}
 
 
 
@@ -217,11 +224,11 @@ class _Tracker:
             log_fit(params, report, timings, curves)
             _log_fit_summary(summary)
 
-    def log_output(self, location: str, rows: int, seed: int, timings: dict) -> None:
+    def log_output(self, location: str, rows: int, seed: int, timings: dict, join: dict | None = None) -> None:
         if self.run_id:
             from .track import log_output
 
-            log_output(location, rows, seed, timings)
+            log_output(location, rows, seed, timings, join)
 
     def log_model_dir(self, path: Path) -> None:
         if self.run_id:

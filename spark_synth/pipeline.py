@@ -37,6 +37,10 @@ class Synthesizer:
     >>> synthetic = synth.sample(10_000, seed=7)
     """
 
+    #: After a write of sampled rows, a dgm model's join report (see :meth:`note_join`); else None.
+    last_join_: dict | None = None
+    _join_observation = None
+
     def __init__(self, engine: str = "independent", *, epsilon: float, delta: float,
                  out_of_domain: str = "clip", engine_options: dict | None = None):
         self.engine = engine
@@ -93,7 +97,35 @@ class Synthesizer:
 
             spark = get_spark()
         self.last_seed_ = secrets.randbits(63) if seed is None else int(seed)
-        return generate_rows(spark, self.model_, self.schema_, n_rows, self.last_seed_, partitions)
+        self.last_join_ = None
+        self._join_observation = None
+        if hasattr(self.model_, "sample_joined"):
+            from pyspark.sql import Observation
+
+            self._join_observation = Observation("spark_synth_join")
+        return generate_rows(spark, self.model_, self.schema_, n_rows, self.last_seed_, partitions,
+                             observation=self._join_observation)
+
+    def note_join(self) -> dict | None:
+        """Call once the rows of the latest :meth:`sample` are written: for a model that joins pieces
+        (dgm), sets and returns ``last_join_`` — the join rule and ``filled_rows``, the rows its
+        validator never accepted (random joins), summed over the sampling tasks; ``None`` where the
+        session could not observe it (a Spark Connect server may not report observed metrics for some
+        writes). Post-processing of the fitted model, so it spends no budget; logged as progress."""
+        observation = self._join_observation
+        if observation is None:
+            return None
+        filled = observation.get.get("filled_rows")  # the write has run: classic sessions do not block here
+        self.last_join_ = {"acceptance": self.model_.settings.acceptance,
+                           "filled_rows": None if filled is None else int(filled)}
+        if filled is None:
+            _log.info("sample: dgm join (%s) done; the session did not report how many rows were filled",
+                      self.last_join_["acceptance"])
+        else:
+            _log.info("sample: dgm join (%s) done; %d row(s) filled by random joins", self.last_join_["acceptance"],
+                      int(filled))
+        self._join_observation = None
+        return self.last_join_
 
     def write(self, n_rows: int, output: str, seed: int | None = None, overwrite: bool = False, spark=None) -> str:
         """Sample ``n_rows`` rows and write them to ``output`` (a path or table name; format from its
@@ -111,7 +143,9 @@ class Synthesizer:
             spark = get_spark()
         location = check_output(spark, output, overwrite)
         _log.info("sample and write: %d rows to %s", n_rows, output)
-        return write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite, self.provenance())
+        written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite, self.provenance())
+        self.note_join()
+        return written
 
     def provenance(self):
         """The :class:`~spark_synth.io.Provenance` of rows sampled from this fit: its spend, guarantee,

@@ -27,27 +27,52 @@ _log = layer("sample")
 ROWS_PER_PARTITION = 250_000
 
 
-def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: int, partitions: int | None = None):
-    """A lazy DataFrame of ``n_rows`` synthetic rows (schema order and types)."""
+#: Hidden column through which a joining model's sampling tasks report the rows they filled by random
+#: joins (first row of each batch; 0 elsewhere). It is summed by an Observation and dropped.
+FILLED_COLUMN = "_spark_synth_join_filled"
+
+
+def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: int, partitions: int | None = None,
+                  observation=None):
+    """A lazy DataFrame of ``n_rows`` synthetic rows (schema order and types).
+
+    For a model that joins pieces (DGM: ``sample_joined``), a pyspark ``Observation`` passed as
+    ``observation`` receives ``filled_rows`` — how many rows the validator never accepted, filled by
+    random joins — once an action (the write) has run. Post-processing of the model: not private."""
     if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows <= 0:
         raise ParameterError("rows", "a whole number > 0", n_rows)
     if partitions is None:
         partitions = max(default_parallelism(spark), -(-int(n_rows) // ROWS_PER_PARTITION))
         partitions = min(partitions, int(n_rows))
-    sampler = _partition_sampler(model, schema, int(seed))
+    joins = observation is not None and hasattr(model, "sample_joined")
+    sampler = _partition_sampler(model, schema, int(seed), joins)
     _log.info("sample: %d rows in %d Spark tasks (%s model%s)", int(n_rows), int(partitions), model.engine,
               "; each task joins the partitions' pieces itself" if model.engine == "dgm" else "")
-    return spark.range(0, int(n_rows), numPartitions=int(partitions)).mapInPandas(sampler, output_struct(schema))
+    rows = spark.range(0, int(n_rows), numPartitions=int(partitions))
+    if not joins:
+        return rows.mapInPandas(sampler, output_struct(schema))
+    from pyspark.sql import functions as F, types as T
+
+    struct = output_struct(schema).add(T.StructField(FILLED_COLUMN, T.LongType(), nullable=False))
+    return (rows.mapInPandas(sampler, struct).observe(observation, F.sum(FILLED_COLUMN).alias("filled_rows"))
+            .drop(FILLED_COLUMN))
 
 
-def _partition_sampler(model: FittedModel, schema: Schema, seed: int):
+def _partition_sampler(model: FittedModel, schema: Schema, seed: int, joins: bool):
     def sample(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         from pyspark import TaskContext
 
         partition = TaskContext.get().partitionId()
         rng = np.random.default_rng(np.random.SeedSequence([seed, partition]))
         for batch in batches:
-            codes = model.sample_codes(len(batch), rng)
-            yield decode_codes(codes, schema, rng)
+            if not joins:
+                yield decode_codes(model.sample_codes(len(batch), rng), schema, rng)
+                continue
+            codes, filled = model.sample_joined(len(batch), rng)  # the same draws as sample_codes
+            frame = decode_codes(codes, schema, rng)
+            frame[FILLED_COLUMN] = np.zeros(len(frame), dtype=np.int64)
+            if len(frame):
+                frame.iloc[0, -1] = int(filled)
+            yield frame
 
     return sample

@@ -208,11 +208,14 @@ def _log_curves(curves: dict) -> None:
         client.log_batch(run_id, metrics=points[start:start + 1000])
 
 
-def log_output(location: str, rows: int, seed: int, timings: dict) -> None:
+def log_output(location: str, rows: int, seed: int, timings: dict, join: dict | None = None) -> None:
+    """The written output: where, how many rows, the seed, stage timings; a dgm join's filled rows."""
     import mlflow
 
     mlflow.log_params({"output_location": location, "sample_seed": seed})
     mlflow.log_metric("rows_written", rows)
+    if join and join.get("filled_rows") is not None:
+        mlflow.log_metric("join_filled_rows", join["filled_rows"])
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
 
 

@@ -3,6 +3,7 @@
 import json
 import time
 
+import numpy as np
 import pytest
 
 from spark_synth import Synthesizer, load_schema
@@ -56,7 +57,25 @@ def test_run_with_dgm_defaults_on_the_bundled_sample(spark, adult_sample_paths, 
                  "--epsilon", "1", "--delta", "1e-9", "--rows", "400", "--output", str(out), "--no-mlflow"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["engine"] == "dgm" and summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9) and summary["rows"] == 400
+    assert summary["join"] == {"acceptance": "swap", "filled_rows": 0}  # the swap join keeps every drawn piece
     assert spark.read.parquet(str(out)).count() == 400
+
+
+def test_the_rows_filled_by_random_joins_are_counted_across_the_sampling_tasks(spark, adult_sample_paths, tmp_path, capsys):
+    data, schema_path = adult_sample_paths
+    synth = Synthesizer("dgm", epsilon=1.0, delta=1e-9, engine_options={
+        "n_partitions": 2, "engines": "independent", "acceptance": "threshold", "keep_fraction": 0.001,
+        "max_rounds": 2, "patience": 1}).fit(read_input(spark, data), schema_path)
+    n_rows, seed = 3000, 5
+    written = synth.write(n_rows, str(tmp_path / "joined.parquet"), seed=seed)
+    # what each of the 2 tasks (spark.range's even split) filled, drawn here with the tasks' own generators
+    bounds = [0, n_rows // 2, n_rows]
+    expected = sum(synth.model_.sample_joined(hi - lo, np.random.default_rng(np.random.SeedSequence([seed, p])))[1]
+                   for p, (lo, hi) in enumerate(zip(bounds, bounds[1:])))
+    assert 0 < expected < n_rows  # the strict threshold leaves rows to fill
+    assert synth.last_join_ == {"acceptance": "threshold", "filled_rows": expected}
+    assert spark.read.parquet(written).count() == n_rows
+    assert f"{expected} row(s) filled by random joins" in capsys.readouterr().err
 
 
 def test_the_opt_in_forest_validator_reads_a_bounded_row_sample_and_says_so(spark, adult_sample_paths, tmp_path, capsys):
