@@ -9,7 +9,8 @@ flags below. Local mode::
       --conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog \\
       jobs/sample.py --model /tmp/models/adult_sample --rows 100000 --output /tmp/synthetic/adult_100k
 
-To sample from a registered MLflow model instead, use ``spark_synth.track.sample_model``.
+``--model`` may also be an MLflow model URI (``models:/NAME/VERSION``, ``models:/NAME@ALIAS``,
+``runs:/RUN_ID/model``): a Delta output then also records the model and the version it resolved to.
 Cluster: README, "Where to run it". One JSON line and exit 0, or one error line and exit 2.
 """
 
@@ -19,7 +20,7 @@ from spark_synth.cli import job_parser, run_job
 
 
 def build_parser():
-    return job_parser("sample", "Write N rows from a saved synthesizer (no budget).")
+    return job_parser("sample", "Write N rows from a saved synthesizer or an MLflow model (no budget).")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,9 @@
 # MAGIC    the source table's **cumulative budget** (ρ-zCDP: the ρ of every release of the table add up),
 # MAGIC    and refused past the table's cap.
 # MAGIC 3. **Use** the registered model: `mlflow.pyfunc.load_model("models:/…").predict({"rows": n})` for a
-# MAGIC    few rows, `sample_model` for a Spark DataFrame of any size. Sampling spends no budget.
+# MAGIC    few rows, `sample_model` for a Spark DataFrame of any size, `write_model_sample` to write a table
+# MAGIC    all or nothing, with its provenance (ε, δ, fit id, model URI and version in the `spark_synth.*` table
+# MAGIC    properties, the table comment and the commit's `userMetadata`). Sampling spends no budget.
 # MAGIC
 # MAGIC Prerequisite: spark-synth installed on the cluster.
 
@@ -35,7 +37,7 @@ dbutils.widgets.text("output_table", "", "Write the sample to this table / Delta
 # COMMAND ----------
 
 from spark_synth import Synthesizer, get_spark, load_schema
-from spark_synth.track import budget, log_synthesizer, mlflow_run, release, sample_model
+from spark_synth.track import budget, log_synthesizer, mlflow_run, release, sample_model, write_model_sample
 
 spark = get_spark()
 table = dbutils.widgets.get("table")  # noqa: F821
@@ -96,9 +98,13 @@ model = mlflow.pyfunc.load_model(summary["model_uri"])
 print(model.metadata.metadata["spark_synth"]["privacy"]["sampling_note"])
 display(model.predict({"rows": 10, "seed": 0}))  # noqa: F821
 
-rows = sample_model(summary["model_uri"], int(dbutils.widgets.get("rows")), seed=0)  # noqa: F821 (Spark, at scale)
+n_rows = int(dbutils.widgets.get("rows"))  # noqa: F821
+rows = sample_model(summary["model_uri"], n_rows, seed=0)  # a Spark DataFrame, generated on the executors
 target = dbutils.widgets.get("output_table").strip()  # noqa: F821
-if target:
-    writer = rows.write.format("delta").mode("error")
-    writer.save(target) if "/" in target else writer.saveAsTable(target)
-    print(f"wrote {read_table(target).count():,} rows to {target}")
+if target:  # refused if it exists; one Delta commit with the rows and their provenance
+    written = write_model_sample(summary["model_uri"], n_rows, target, seed=0)
+    print(f"wrote {read_table(target).count():,} rows to {written}")
+    detail = spark.sql(f"DESCRIBE DETAIL {f'delta.`{target}`' if '/' in target else target}").first()
+    print(detail["description"])
+    display(pd.DataFrame(sorted((k, v) for k, v in detail["properties"].items() if k.startswith("spark_synth.")),  # noqa: F821
+                         columns=["property", "value"]))

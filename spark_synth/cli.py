@@ -23,7 +23,7 @@ Differentially private synthetic copies of tables, on Spark.
 
   run     fit a synthesizer on a table and write N synthetic rows (one privacy spend)
   fit     fit a synthesizer and save it (holds only DP post-processed state)
-  sample  load a saved synthesizer and write N rows (spends no budget)
+  sample  load a saved synthesizer (or an MLflow model) and write N rows (spends no budget)
   evaluate  compare a synthetic table with the real one (fidelity, utility, privacy proxies;
             NOT private: reads real rows) and write metrics.json + report.html
   release   register a fit's MLflow model as a registry version, tagged with its privacy
@@ -98,8 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     common_env_args(fit)
 
     sample = commands.add_parser("sample", help="sample from a saved synthesizer (no budget)",
-                                 description="Write N rows from a saved synthesizer; spends no privacy budget.")
-    sample.add_argument("--model", required=True, help="directory of a synthesizer saved by `fit`")
+                                 description="Write N rows from a saved synthesizer or an MLflow model; spends no "
+                                             "privacy budget.")
+    sample.add_argument("--model", required=True,
+                        help="directory of a synthesizer saved by `fit`, or an MLflow model URI: models:/NAME/VERSION, "
+                             "models:/NAME@ALIAS, runs:/RUN_ID/model (a Delta output then also records the model and "
+                             "its resolved version)")
     common_out_args(sample)
     common_env_args(sample, mlflow=False)
 
@@ -235,7 +239,8 @@ _JOB_FLAGS = {
                                 "over the config file's and the engine defaults' options"),
     "epsilon": dict(type=float, help="privacy budget epsilon > 0"),
     "delta": dict(type=float, help="privacy budget delta in (0, 1)"),
-    "model": dict(help="directory of a saved synthesizer (fit: to save into; must not hold one)"),
+    "model": dict(help="directory of a saved synthesizer (fit: to save into; must not hold one); sample also takes "
+                       "an MLflow model URI (models:/NAME/VERSION, models:/NAME@ALIAS, runs:/RUN_ID/model)"),
     "rows": dict(type=int, help="number of synthetic rows"),
     "output": dict(help="output: *.csv, *.parquet, a Delta path, or a table name"),
     "seed": dict(type=int, help="sampling seed (default: random, reported)"),

@@ -142,17 +142,37 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
                     spark_profile: str = "local", spark=None) -> dict:
-    """Load a saved synthesizer and write ``rows`` rows (the CLI's ``sample``; spends no budget)."""
+    """Load a synthesizer and write ``rows`` rows (the CLI's ``sample``; spends no budget).
+
+    ``model`` is a directory saved by ``fit``, or an MLflow model URI (``models:/NAME/VERSION``,
+    ``models:/NAME@ALIAS``, ``runs:/RUN_ID/model``; read from spark-synth's MLflow store): then the
+    output also records that model and the registered version it resolved to, as
+    :func:`spark_synth.track.write_model_sample` does."""
     from .session import get_spark
+    from .track.model_source import is_model_uri
 
     started = time.perf_counter()
     check_rows(rows)
     check_seed(seed)
-    check_output_apart(str(model), str(output), source_name="model")
-    synth = Synthesizer.load(model)
-    written = synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark or get_spark(spark_profile))
+    source = None
+    if is_model_uri(model):
+        from .io import check_output
+        from .track import use_store
+        from .track.model_source import load_model_synthesizer
+
+        spark = spark or get_spark(spark_profile)
+        check_output(spark, output, overwrite)  # before loading the model
+        use_store()
+        synth, source = load_model_synthesizer(model)
+    else:
+        check_output_apart(str(model), str(output), source_name="model")
+        synth = Synthesizer.load(model)
+    written = synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark or get_spark(spark_profile),
+                          source_model=source)
+    origin = {} if source is None else {"model_uri": source.uri, "registered_model": source.registered_model,
+                                        "model_version": source.version, "fit_id": synth.privacy_report_.fit_id}
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
-            "epsilon_spent": 0.0, "seconds": round(time.perf_counter() - started, 3), **_join(synth)}
+            "epsilon_spent": 0.0, **origin, "seconds": round(time.perf_counter() - started, 3), **_join(synth)}
 
 
 def _join(synth: Synthesizer) -> dict:

@@ -127,10 +127,13 @@ class Synthesizer:
         self._join_observation = None
         return self.last_join_
 
-    def write(self, n_rows: int, output: str, seed: int | None = None, overwrite: bool = False, spark=None) -> str:
+    def write(self, n_rows: int, output: str, seed: int | None = None, overwrite: bool = False, spark=None, *,
+              source_model=None) -> str:
         """Sample ``n_rows`` rows and write them to ``output`` (a path or table name; format from its
         name, Delta for folders and tables) as ``spark-synth sample`` does: all or nothing, and a Delta
         output carries this fit's provenance (table properties, comment, commit userMetadata).
+        ``source_model`` (a :class:`~spark_synth.io.SourceModel`) names the MLflow model this
+        synthesizer was loaded from; :func:`spark_synth.track.write_model_sample` passes it.
         Returns where the rows went. Spends no privacy budget; works under Spark Connect too."""
         from .io import check_output, write_output
 
@@ -143,22 +146,26 @@ class Synthesizer:
             spark = get_spark()
         location = check_output(spark, output, overwrite)
         _log.info("sample and write: %d rows to %s", n_rows, output)
-        written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite, self.provenance())
+        provenance = self.provenance(source_model)
+        written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite, provenance)
         self.note_join()
         return written
 
-    def provenance(self):
+    def provenance(self, source_model=None):
         """The :class:`~spark_synth.io.Provenance` of rows sampled from this fit: its spend, guarantee,
-        engine and ids (the MLflow run id only when the fit was tracked), this version."""
+        engine and ids (the MLflow run id only when the fit was tracked), this version; with
+        ``source_model`` (a :class:`~spark_synth.io.SourceModel`), the MLflow model they came from —
+        whose run, the one the fit was logged in, is the run id when the saved state has none."""
         from .io import Provenance
 
         self._check_fitted()
+        run_id = getattr(self, "mlflow_run_id_", None) or (source_model.run_id if source_model is not None else None)
         report = self.privacy_report_
         # δ includes a DP-drafted schema's δ_approx (the fit is (ε, δ + δ_approx)-DP; see PrivacyReport)
         return Provenance(epsilon=report.epsilon_spent, delta=report.delta + report.delta_approx, rho=report.rho_spent,
                           engine=self.engine, version=__version__, fit_id=report.fit_id,
-                          mlflow_run_id=getattr(self, "mlflow_run_id_", None), dp=report.dp_guarantee,
-                          neighbouring_relation=report.neighbouring_relation)
+                          mlflow_run_id=run_id, dp=report.dp_guarantee,
+                          neighbouring_relation=report.neighbouring_relation, source_model=source_model)
 
     # ---- persistence ---------------------------------------------------------------------
     def to_dict(self) -> dict:

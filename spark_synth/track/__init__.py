@@ -6,6 +6,7 @@ Public API (used by the CLI, the jobs and the notebooks)::
         log_synthesizer(synth, source="main.sales.customers")   # params, privacy report, pyfunc model
     summary = release(run.info.run_id, "customers_synth", budget_cap=3.0)   # registry + ledger (once per fit)
     rows = sample_model(summary["model_uri"], 1_000_000, seed=7)            # Spark, spends nothing
+    write_model_sample(summary["model_uri"], 1_000_000, "main.synth.customers", seed=7)  # + provenance
 
 One run holds one fit (a second, different synthesizer logged into it is refused); the ledger
 counts each fit once, by the ``fit_id`` of its privacy report.
@@ -30,6 +31,7 @@ from .pyfunc import (
     sample_model,
     source_key,
 )
+from .model_source import is_model_uri, load_model_synthesizer, resolve_model, write_model_sample
 from .release import EVAL_METRIC_PREFIX, NOT_PRIVATE_TAG_PREFIX, budget, check_privacy_report, release
 
 __all__ = [
@@ -45,6 +47,10 @@ __all__ = [
     "log_synthesizer_model",
     "load_synthesizer",
     "sample_model",
+    "write_model_sample",
+    "load_model_synthesizer",
+    "resolve_model",
+    "is_model_uri",
     "model_signature",
     "source_key",
     "release",

@@ -80,3 +80,12 @@ def test_release_notebook_fit_register_sample(spark, spark_home, source_table, t
     assert list(ledger_rows["model"]) == [name]
     assert len(predicted) == 10 and list(predicted.columns) == list(spark.table(table).columns)
     assert spark.read.format("delta").load(output).count() == 2500
+    # the sample carries the fit's provenance and the registered version it came from
+    props = spark.sql(f"DESCRIBE DETAIL delta.`{output}`").first()["properties"]
+    report = ns["synth"].privacy_report_
+    assert props["spark_synth.fit_id"] == report.fit_id and props["spark_synth.epsilon"] == repr(report.epsilon_spent)
+    assert (props["spark_synth.model_uri"], props["spark_synth.registered_model"], props["spark_synth.model_version"]) \
+        == (f"models:/{name}/1", name, "1")
+    assert props["spark_synth.mlflow_run_id"] == ns["run"].info.run_id
+    provenance_table = ns["_displayed"][2]
+    assert dict(zip(provenance_table["property"], provenance_table["value"]))["spark_synth.model_version"] == "1"
