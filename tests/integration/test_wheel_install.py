@@ -10,7 +10,7 @@
    version), so only its first run downloads anything.
 3. The same on an older runtime's stack (as a Databricks 15.4/16.4 LTS runtime has: Spark 3.5 and MLflow
    2.x, here ``mlflow-skinny`` at the lowest version pyproject accepts): fit with MLflow tracking on a
-   ``file:`` store, release with an alias, load the model through ``pyfunc`` and sample it on Spark; and
+   ``file:`` store, release with an alias, load the model through ``pyfunc`` and write a sample of it by alias; and
    the embedded SQLite store, which skinny cannot open, is refused with the fix.
 """
 
@@ -169,13 +169,14 @@ OLD_PYSPARK, OLD_MLFLOW = "3.5.7", "2.16.2"
 RELEASE_ON_AN_OLD_RUNTIME = PLAIN_SESSION + """
 import mlflow
 from spark_synth.commands import fit_and_save
-from spark_synth.track import release, sample_model
+from spark_synth.track import release, write_model_sample
 fit = fit_and_save(input="adult_sample.csv", schema="adult_sample.schema.json", engine="independent", epsilon=1.0,
                    delta=1e-9, model="model", mlflow=True)
 released = release(fit["mlflow_run_id"], "adult_synth", alias="champion")
 model = mlflow.pyfunc.load_model("models:/adult_synth@champion")
 rows = model.predict({"rows": 7, "seed": 0})
-sampled = sample_model("models:/adult_synth@champion", 300, seed=1)
+written = write_model_sample("models:/adult_synth@champion", 300, "sampled.parquet", seed=1)
+sampled = spark.read.parquet(written)
 print(json.dumps({"pyspark": pyspark.__version__, "mlflow": mlflow.__version__, "fit_id": fit["fit_id"],
                   "version": released["version"], "alias_uri": released["alias_uri"],
                   "privacy": model.metadata.metadata["spark_synth"]["privacy"]["fit_id"],
