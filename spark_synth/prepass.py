@@ -37,7 +37,7 @@ from .privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, split_rho
 from .privacy.mechanisms import release_counts, select_index
 from .privacy.thresholding import release_keys
 from .schema.cost import PrepassCost
-from .schema.draft import BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TIMESTAMP, UNDECLARED, DeclaredColumn
+from .schema.draft import BOOLEAN, FRACTIONAL, INTEGRAL, STRING, TEMPORAL, UNDECLARED, DeclaredColumn
 from .schema.readers import TODO
 
 #: δ of the pre-pass when ``--dp-delta`` is not given.
@@ -50,7 +50,7 @@ TEXT_SLACK, INTEGER_SLACK = 0.05, 0.01
 #: Most categories a column keeps (those with the largest noisy counts).
 MAX_CATEGORIES = 1000
 #: Declared kinds the pre-pass leaves as drafted (see :func:`plan_prepass`).
-_SKIPPED = (BOOLEAN, DATE, TIMESTAMP)
+_SKIPPED = (BOOLEAN, *TEMPORAL)
 #: Shares of a CSV column's ρ: the type decision, then the rest.
 _DECIDE_SHARE = 0.2
 

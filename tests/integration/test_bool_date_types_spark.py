@@ -1,5 +1,7 @@
-"""boolean, date and timestamp columns through the real Spark path: measure, fit, sample, schema init."""
+"""boolean, date, timestamp and timestamp_ntz columns through the real Spark path: measure, fit,
+sample, schema init."""
 
+import contextlib
 import datetime as dt
 import json
 
@@ -71,13 +73,89 @@ def test_independent_fit_and_sample_round_trip_types_and_bounds(spark):
 
 def test_schema_init_drafts_declared_boolean_date_timestamp_of_parquet(spark, tmp_path, capsys):
     source = tmp_path / "t.parquet"
-    _frame(spark, IN_DOMAIN).write.parquet(str(source))
+    walls = [dt.datetime(2020, 1, 1, 12, 30), None, dt.datetime(2020, 3, 8, 2, 30)]
+    rows = [row + (wall,) for row, wall in zip(IN_DOMAIN, walls)]
+    spark.createDataFrame(rows, "flag boolean, day date, at timestamp, wall timestamp_ntz").write.parquet(str(source))
     out = tmp_path / "t.yaml"
     code = main(["schema", "init", "--input", str(source), "--output", str(out), "--no-mlflow"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert json.loads(captured.out.strip())["todo"] == ["day", "at"]
+    assert json.loads(captured.out.strip())["todo"] == ["day", "at", "wall"]
     assert yaml.safe_load(out.read_text())["columns"] == [
         {"name": "flag", "type": "boolean"},
         {"name": "day", "type": "date", "min": "TODO", "max": "TODO"},
-        {"name": "at", "type": "timestamp", "min": "TODO", "max": "TODO"}]
+        {"name": "at", "type": "timestamp", "min": "TODO", "max": "TODO"},
+        {"name": "wall", "type": "timestamp_ntz", "min": "TODO", "max": "TODO"}]
+
+
+@contextlib.contextmanager
+def _session_zone(spark, zone: str):
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
+#: timestamp_ntz: one bin per hour of 2020, wall clock
+NTZ_SCHEMA = schema_from_dict({"columns": [
+    {"name": "wall", "type": "timestamp_ntz", "min": "2020-01-01T00:00:00", "max": "2021-01-01T00:00:00", "bins": 366 * 24}]})
+#: wall-clock times that New York skips (02:30 on 2020-03-08) or has twice (01:30 on 2020-11-01),
+#: a fraction of a second, a null, one below the bounds and one on the lower bound
+NTZ_ROWS = [(dt.datetime(2020, 3, 8, 2, 30),), (dt.datetime(2020, 11, 1, 1, 30),), (dt.datetime(2020, 6, 1, 12, 59, 59, 500000),),
+            (None,), (dt.datetime(2019, 12, 31, 23, 0),), (dt.datetime(2020, 1, 1),)]
+
+
+def _hour_of_2020(value: dt.datetime) -> int:
+    return int((value - dt.datetime(2020, 1, 1)).total_seconds() // 3600)
+
+
+def test_timestamp_ntz_codes_are_wall_clock_hours_whatever_the_session_time_zone(spark):
+    by_zone = {}
+    for zone in ("UTC", "America/New_York", "Asia/Kolkata"):
+        with _session_zone(spark, zone):
+            df = spark.createDataFrame(NTZ_ROWS, "wall timestamp_ntz")
+            by_zone[zone] = sorted(int(c) for c in sample_codes(df, NTZ_SCHEMA, 10, seed=0)[:, 0])
+    expected = sorted([_hour_of_2020(dt.datetime(2020, 3, 8, 2, 30)), _hour_of_2020(dt.datetime(2020, 11, 1, 1, 30)),
+                       _hour_of_2020(dt.datetime(2020, 6, 1, 12)), 366 * 24, 0, 0])  # null code; clipped; first hour
+    assert by_zone["UTC"] == expected
+    assert by_zone["America/New_York"] == by_zone["Asia/Kolkata"] == by_zone["UTC"]
+
+
+def test_timestamp_ntz_fit_and_sample_in_a_non_utc_session_keep_the_wall_clock_and_the_spark_type(spark, tmp_path):
+    from pyspark.sql import types as T
+
+    narrow = schema_from_dict({"columns": [
+        {"name": "wall", "type": "timestamp_ntz", "min": "2020-03-08T00:00:00", "max": "2020-03-08T06:00:00", "bins": 6}]})
+    # most rows in the hour New York skips: measured by its wall clock they stay in bin 2
+    rows = [(dt.datetime(2020, 3, 8, 2, m),) for m in range(60)] * 20 + [(dt.datetime(2020, 3, 8, 4, 15),)] * 100
+    with _session_zone(spark, "America/New_York"):
+        df = spark.createDataFrame(rows, "wall timestamp_ntz")
+        out = Synthesizer("independent", epsilon=2.0, delta=1e-9).fit(df, narrow).sample(400, seed=5, spark=spark)
+        assert [(f.name, type(f.dataType)) for f in out.schema.fields] == [("wall", T.TimestampNTZType)]
+        out.write.parquet(str(tmp_path / "o.parquet"))
+        back = spark.read.parquet(str(tmp_path / "o.parquet"))
+        assert back.schema == df.schema  # the synthetic table has the input's Spark schema
+        values = [r.wall for r in back.collect() if r.wall is not None]
+    assert len(values) > 350 and all(dt.datetime(2020, 3, 8) <= v <= dt.datetime(2020, 3, 8, 6) for v in values)
+    assert sum(dt.datetime(2020, 3, 8, 2) <= v < dt.datetime(2020, 3, 8, 3) for v in values) > 0.7 * len(values)
+
+
+def test_a_timestamp_declared_as_the_other_kind_is_one_line_naming_the_column_and_the_fix(spark):
+    wall = spark.createDataFrame(NTZ_ROWS, "wall timestamp_ntz")
+    declared_instant = schema_from_dict({"columns": [
+        {"name": "wall", "type": "timestamp", "min": "2020-01-01T00:00:00Z", "max": "2021-01-01T00:00:00Z"}]})
+    with pytest.raises(DataValidationError) as info:
+        Synthesizer("independent", epsilon=1.0, delta=1e-9).fit(wall, declared_instant)
+    message = str(info.value)
+    assert "\n" not in message and "column 'wall' has Spark type timestamp_ntz" in message, message
+    assert "declare it 'type: timestamp_ntz' in the schema, or cast the column to timestamp" in message, message
+    instant = _frame(spark, IN_DOMAIN).select("at")
+    declared_wall = schema_from_dict({"columns": [
+        {"name": "at", "type": "timestamp_ntz", "min": "2020-01-01T00:00:00", "max": "2021-01-01T00:00:00"}]})
+    with pytest.raises(DataValidationError) as info:
+        Synthesizer("independent", epsilon=1.0, delta=1e-9).fit(instant, declared_wall)
+    message = str(info.value)
+    assert "\n" not in message and "column 'at' has Spark type timestamp " in message, message
+    assert "declare it 'type: timestamp' in the schema, or cast the column to timestamp_ntz" in message, message

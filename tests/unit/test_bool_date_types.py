@@ -1,4 +1,4 @@
-"""boolean, date and timestamp columns: schema parsing, public sizes, encode/decode (no Spark)."""
+"""boolean, date, timestamp and timestamp_ntz columns: schema parsing, public sizes, encode/decode (no Spark)."""
 
 import datetime as dt
 
@@ -110,18 +110,81 @@ def test_decode_gives_typed_values_within_the_bounds(tmp_path):
 
 def test_draft_and_prepass_of_declared_boolean_date_timestamp():
     declared = [DeclaredColumn("flag", "boolean"), DeclaredColumn("day", "date", nullable=False),
-                DeclaredColumn("at", "timestamp"), DeclaredColumn("n", "bigint")]
+                DeclaredColumn("at", "timestamp"), DeclaredColumn("wall", "timestamp_ntz"), DeclaredColumn("n", "bigint")]
     assert [draft_column(c) for c in pick_columns(declared, None, None)] == [
         {"name": "flag", "type": "boolean"},
         {"name": "day", "type": "date", "min": "TODO", "max": "TODO", "nullable": False},
         {"name": "at", "type": "timestamp", "min": "TODO", "max": "TODO"},
+        {"name": "wall", "type": "timestamp_ntz", "min": "TODO", "max": "TODO"},
         {"name": "n", "type": "integer", "min": "TODO", "max": "TODO"}]
-    with pytest.raises(SchemaError, match=r"at \(timestamp_ntz\).*cast them to timestamp.*--exclude"):
-        pick_columns([DeclaredColumn("at", "timestamp_ntz")], None, None)
+    with pytest.raises(SchemaError, match=r"xs \(array<int>\).*--exclude"):
+        pick_columns([DeclaredColumn("xs", "array<int>")], None, None)
     plan = plan_prepass(declared, 1.0, 1e-9)  # the DP pre-pass skips them, spending nothing on them
-    assert plan.skipped == ("flag", "day", "at") and [p.column.name for p in plan.columns] == ["n"]
+    assert plan.skipped == ("flag", "day", "at", "wall") and [p.column.name for p in plan.columns] == ["n"]
     with pytest.raises(ParameterError, match="--dp-bounds"):
-        plan_prepass(declared[:3], 1.0, 1e-9)
+        plan_prepass(declared[:4], 1.0, 1e-9)
+
+
+NTZ = """\
+columns:
+  - {name: wall, type: timestamp_ntz, min: '2020-03-08T00:00:00', max: 2020-03-08 06:00:00, bins: 6}
+  - {name: at, type: timestamp, min: '2020-03-08T00:00:00Z', max: '2020-03-08T06:00:00Z', bins: 6}
+"""
+
+
+def test_timestamp_ntz_parses_as_wall_clock_seconds_and_round_trips(tmp_path):
+    schema = load_schema(_write(tmp_path, NTZ))
+    wall, at = schema
+    assert wall.type is ColumnType.TIMESTAMP_NTZ and wall.type.model_type is ColumnType.CONTINUOUS
+    assert wall.type.is_temporal and not wall.type.is_discrete
+    assert (wall.min, wall.max) == (at.min, at.max) == (1583625600.0, 1583625600.0 + 6 * 3600)
+    assert schema.to_dict()["columns"][0] == {"name": "wall", "type": "timestamp_ntz", "min": "2020-03-08T00:00:00",
+                                              "max": "2020-03-08T06:00:00", "bins": 6, "nullable": True}
+    assert load_schema(_write(tmp_path, yaml.safe_dump(schema.to_dict()))) == schema
+    as_date = schema_from_dict({"columns": [{"name": "w", "type": "timestamp_ntz", "min": dt.date(2020, 1, 1),
+                                             "max": "2020-01-01T00:00:00.250000"}]})
+    assert (as_date["w"].min, as_date["w"].max) == (1577836800.0, 1577836800.25)
+    assert as_date.to_dict()["columns"][0]["max"] == "2020-01-01T00:00:00.250000"
+
+
+@pytest.mark.parametrize("bound, zoned", [("2020-01-01T00:00:00Z", True), ("2020-01-01T01:00:00+01:00", True),
+                                          ("noon", False), (1577836800, False)])
+def test_timestamp_ntz_bounds_with_a_zone_or_not_a_time_are_one_line_naming_the_column(tmp_path, bound, zoned):
+    text = yaml.safe_dump({"columns": [{"name": "wall", "type": "timestamp_ntz", "min": bound,
+                                        "max": "2021-01-01T00:00:00"}]})
+    with pytest.raises(SchemaError) as info:
+        load_schema(_write(tmp_path, text))
+    message = str(info.value)
+    assert "\n" not in message and "column 'wall'" in message and "timestamp_ntz" in message, message
+    assert ("without 'Z' or an offset" in message and "declare the column timestamp" in message) is zoned
+
+
+def test_timestamp_ntz_bounds_that_yaml_reads_as_aware_datetimes_are_refused(tmp_path):
+    for unquoted in ("2020-01-01T00:00:00Z", "2020-01-01 01:00:00+01:00"):  # YAML reads these as aware datetimes
+        with pytest.raises(SchemaError, match="without 'Z' or an offset"):
+            load_schema(_write(tmp_path, f"columns: [{{name: wall, type: timestamp_ntz, min: {unquoted}, "
+                                         f"max: '2021-01-01T00:00:00'}}]"))
+
+
+def test_timestamp_ntz_encodes_by_the_wall_clock_and_decodes_naive_within_the_bounds(tmp_path):
+    schema = load_schema(_write(tmp_path, NTZ))
+    plus_five = dt.timezone(dt.timedelta(hours=5))
+    frame = pd.DataFrame({
+        # 02:30 wall clock → bin 2; an aware value by its own wall clock (05:10 → bin 5, not 00:10 UTC);
+        # a date → midnight; null → null code 6; earlier → first bin
+        "wall": pd.Series([dt.datetime(2020, 3, 8, 2, 30), dt.datetime(2020, 3, 8, 5, 10, tzinfo=plus_five),
+                           dt.date(2020, 3, 8), None, dt.datetime(2020, 3, 7, 23, 0)], dtype=object),
+        "at": pd.Series([dt.datetime(2020, 3, 8, 2, 30, tzinfo=UTC), dt.datetime(2020, 3, 8, 5, 10, tzinfo=plus_five),
+                         dt.date(2020, 3, 8), None, dt.datetime(2020, 3, 7, 23, 0)], dtype=object)})
+    codes, _ = encode_frame(frame, schema, OutOfDomainPolicy.CLIP)
+    assert codes[:, 0].tolist() == [2, 5, 0, 6, 0]
+    assert codes[:, 1].tolist() == [2, 0, 0, 6, 0]  # a timestamp is an instant: 05:10+05:00 is 00:10 UTC
+    out = decode_codes(np.array([[0, 0], [2, 2], [5, 5], [6, 6]]), schema, np.random.default_rng(0))
+    wall = out["wall"]
+    assert str(wall.dtype) == "datetime64[us]" and str(out["at"].dtype).endswith("UTC]")  # naive vs UTC instants
+    assert wall.isna().tolist() == [False, False, False, True]
+    for value, hour in zip(wall[:3], (0, 2, 5)):
+        assert pd.Timestamp(2020, 3, 8, hour) <= value < pd.Timestamp(2020, 3, 8, hour + 1)
 
 
 def test_evaluation_encoder_reads_dates_and_timestamps_on_their_public_scale(tmp_path):
@@ -137,3 +200,4 @@ def test_model_signature_types(tmp_path):
     from spark_synth.track.pyfunc import column_type
 
     assert [column_type(c) for c in load_schema(_write(tmp_path, GOOD))] == ["boolean", "datetime", "datetime"]
+    assert [column_type(c) for c in load_schema(_write(tmp_path, NTZ))] == ["datetime", "datetime"]
