@@ -5,14 +5,20 @@ import contextlib
 import datetime as dt
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from spark_synth.cli import main
 from spark_synth.errors import DataValidationError
+from spark_synth.measure.profile import profile_columns, profile_frame
 from spark_synth.measure.rows import sample_codes
 from spark_synth.pipeline import Synthesizer
-from spark_synth.schema import OutOfDomainPolicy, schema_from_dict
+from spark_synth.prepass import GRID, TIME_STEP, plan_prepass, profile_requests
+from spark_synth.privacy import rho_from_epsilon
+from spark_synth.schema import OutOfDomainPolicy, load_schema, schema_from_dict
+from spark_synth.schema.draft import DeclaredColumn
 
 pytestmark = pytest.mark.spark
 
@@ -159,3 +165,65 @@ def test_a_timestamp_declared_as_the_other_kind_is_one_line_naming_the_column_an
     message = str(info.value)
     assert "\n" not in message and "column 'at' has Spark type timestamp " in message, message
     assert "declare it 'type: timestamp' in the schema, or cast the column to timestamp_ntz" in message, message
+
+
+def _temporal_rows(n: int, seed: int) -> tuple[list[tuple], dict]:
+    """Dates over a decade, instants over a decade, wall-clock times over a year (a tenth null), a count."""
+    rng = np.random.default_rng(seed)
+    days, seconds, hours = rng.integers(0, 3653, n), rng.uniform(0, 3652 * 86400.0, n), rng.integers(0, 365 * 24, n)
+    rows = [(dt.date(2010, 1, 1) + dt.timedelta(days=int(d)),
+             dt.datetime(2012, 1, 1, tzinfo=UTC) + dt.timedelta(seconds=float(s)),
+             None if i % 10 == 9 else dt.datetime(2021, 1, 1) + dt.timedelta(hours=int(h), minutes=30),
+             int(i % 1000)) for i, (d, s, h) in enumerate(zip(days, seconds, hours))]
+    truth = {"day": days + (dt.date(2010, 1, 1) - dt.date(1970, 1, 1)).days,
+             "at": seconds + (dt.datetime(2012, 1, 1) - dt.datetime(1970, 1, 1)).total_seconds(),
+             "wall": (hours[np.arange(n) % 10 != 9] * 3600.0 + 1800.0
+                      + (dt.datetime(2021, 1, 1) - dt.datetime(1970, 1, 1)).total_seconds())}
+    return rows, truth
+
+
+TEMPORAL_STRUCT = "day date, at timestamp, wall timestamp_ntz, n bigint"
+
+
+def test_distributed_profile_of_dates_and_timestamps_equals_the_in_process_one_in_any_time_zone(spark):
+    rows, _ = _temporal_rows(3000, seed=2)
+    frame = pd.DataFrame(rows, columns=["day", "at", "wall", "n"])
+    declared = [DeclaredColumn("day", "date"), DeclaredColumn("at", "timestamp"), DeclaredColumn("wall", "timestamp_ntz")]
+    requests = profile_requests(plan_prepass(declared, 1.0, 1e-9))
+    local = profile_frame(frame, requests, GRID)
+    for zone in ("America/New_York", "Asia/Kolkata"):
+        with _session_zone(spark, zone):
+            spread = profile_columns(spark.createDataFrame(rows, TEMPORAL_STRUCT).repartition(3), requests, GRID)
+        for a, b in zip(spread, local):
+            assert a.grid.sum() == b.grid.sum() > 2000
+            assert a.grid.tolist() == b.grid.tolist() and a.ties.tolist() == b.ties.tolist()
+
+
+def test_schema_init_dp_bounds_writes_iso_bounds_of_dates_and_timestamps_then_run_keeps_the_types(spark, tmp_path, capsys):
+    rows, truth = _temporal_rows(20_000, seed=3)
+    source, out = tmp_path / "t.parquet", tmp_path / "t.yaml"
+    with _session_zone(spark, "America/New_York"):
+        spark.createDataFrame(rows, TEMPORAL_STRUCT).write.parquet(str(source))
+        code = main(["schema", "init", "--input", str(source), "--output", str(out), "--dp-bounds", "8", "--no-mlflow"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out.strip())
+    assert summary["todo"] == []
+    # all of δ converts ρ (no text column); ρ split over the four columns, spent in full, never more
+    planned = rho_from_epsilon(8.0, 1e-9)
+    assert summary["dp_prepass"]["rho"] <= planned and summary["dp_prepass"]["rho"] == pytest.approx(planned, rel=1e-9)
+    columns = {c["name"]: c for c in yaml.safe_load(out.read_text())["columns"]}
+    assert [columns[n]["type"] for n in ("day", "at", "wall", "n")] == ["date", "timestamp", "timestamp_ntz", "integer"]
+    assert all(isinstance(columns[n][k], str) for n in ("day", "at", "wall") for k in ("min", "max"))
+    assert columns["at"]["min"].endswith("Z") and not columns["wall"]["min"].endswith("Z")
+    schema = load_schema(out)
+    for name, step in (("day", 1), ("at", TIME_STEP), ("wall", TIME_STEP)):
+        low, high = schema[name].min, schema[name].max  # near the 1% / 99% quantiles, on the public grid
+        values = truth[name]
+        assert np.quantile(values, 0.005) - step <= low <= np.quantile(values, 0.015), (name, columns[name])
+        assert np.quantile(values, 0.985) <= high <= np.quantile(values, 0.995) + step, (name, columns[name])
+    code = main(["run", "--input", str(source), "--schema", str(out), "--engine", "independent", "--epsilon", "1",
+                 "--delta", "1e-9", "--rows", "200", "--output", str(tmp_path / "o.parquet"), "--no-mlflow"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert spark.read.parquet(str(tmp_path / "o.parquet")).schema == spark.read.parquet(str(source)).schema
