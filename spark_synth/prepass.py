@@ -15,6 +15,9 @@ text columns. MEASURE, per column, from one exact pass (:mod:`spark_synth.measur
   removing a row moves both counts by ≤ 1 and q·n by q, so the score's sensitivity is ≤ 1. The
   intervals beyond the data score −q·n (or −(1−q)·n), so q = 1% keeps them unlikely when
   q·n·√(2ρ) ≫ log(#candidates); the bounds are the lower interval's lo and the upper one's hi;
+* a date / timestamp / timestamp_ntz column: the same two quantiles, read as days since 1970-01-01
+  / seconds since 1970-01-01 00:00 (UTC for timestamps, the wall clock for timestamp_ntz), on a
+  public calendar grid (:data:`DATE_GRID`, :data:`TIME_GRID`), written as ISO text;
 * a text column: categories by a DP thresholded count (:mod:`spark_synth.privacy.thresholding`),
   the column's whole ρ and its share of δ_approx.
 Every call is charged to one :class:`~spark_synth.privacy.PrivacyFilter`, so the pre-pass is
@@ -24,6 +27,7 @@ have been categorical, whatever path it took). Everything written is post-proces
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -36,8 +40,9 @@ from .measure.profile import OTHER, WHOLE, ProfileRequest
 from .privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, split_rho
 from .privacy.mechanisms import release_counts, select_index
 from .privacy.thresholding import release_keys
+from .schema.columns import ColumnType, temporal_text
 from .schema.cost import PrepassCost
-from .schema.draft import BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TIMESTAMP, UNDECLARED, DeclaredColumn
+from .schema.draft import BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TEMPORAL, UNDECLARED, DeclaredColumn
 from .schema.readers import TODO
 
 #: δ of the pre-pass when ``--dp-delta`` is not given.
@@ -50,7 +55,7 @@ TEXT_SLACK, INTEGER_SLACK = 0.05, 0.01
 #: Most categories a column keeps (those with the largest noisy counts).
 MAX_CATEGORIES = 1000
 #: Declared kinds the pre-pass leaves as drafted (see :func:`plan_prepass`).
-_SKIPPED = (BOOLEAN, DATE, TIMESTAMP)
+_SKIPPED = (BOOLEAN,)
 #: Shares of a CSV column's ρ: the type decision, then the rest.
 _DECIDE_SHARE = 0.2
 
@@ -65,6 +70,25 @@ def candidate_grid() -> np.ndarray:
 
 GRID = candidate_grid()
 _WHOLE_CANDIDATES = np.flatnonzero(GRID == np.round(GRID))
+
+#: The public calendar range of date and timestamp candidates.
+FIRST_DAY, LAST_DAY = dt.date(1900, 1, 1), dt.date(2100, 12, 31)
+_EPOCH_DAY = dt.date(1970, 1, 1)
+#: Public candidate dates: every day from FIRST_DAY to LAST_DAY, as days since 1970-01-01 (73,414).
+DATE_GRID = np.arange((FIRST_DAY - _EPOCH_DAY).days, (LAST_DAY - _EPOCH_DAY).days + 1, dtype=np.float64)
+#: Seconds between timestamp candidates: one hour.
+TIME_STEP = 3600
+#: Public candidate timestamps: every whole hour from FIRST_DAY 00:00 to the day after LAST_DAY
+#: 00:00, as seconds since 1970-01-01 00:00 (UTC for a timestamp, the wall clock for a
+#: timestamp_ntz; 1,761,937 candidates). Uniform, not log-spaced like :data:`GRID`: a timestamp
+#: sits at an arbitrary offset from the 1970 epoch, so relative resolution means nothing (near 2020
+#: the numeric grid steps by years, near 1970 by seconds); a uniform grid resolves every year of the
+#: range alike. Hourly, because the exponential mechanism's error grows with log(#candidates) and
+#: its run time with #candidates (seconds here), while an hour is fine next to the span of a table
+#: whose timestamps are worth 64 bins. Values beyond the range are clipped to its ends by later runs.
+TIME_GRID = np.arange((FIRST_DAY - _EPOCH_DAY).days * 86400, (LAST_DAY - _EPOCH_DAY).days * 86400 + 86400 + 1,
+                      TIME_STEP, dtype=np.float64)
+_TEMPORAL_GRIDS = {DATE: DATE_GRID, **{kind: TIME_GRID for kind in TEMPORAL if kind != DATE}}
 
 
 @dataclass(frozen=True)
@@ -82,7 +106,7 @@ class Plan:
     columns: tuple[ColumnPlan, ...]
     delta_approx: float
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    skipped: tuple[str, ...] = ()  # boolean/date/timestamp columns: not estimated
+    skipped: tuple[str, ...] = ()  # boolean columns: nothing to estimate
 
     @property
     def cost(self) -> PrepassCost:
@@ -100,14 +124,13 @@ class PrepassResult:
 
 
 def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float) -> Plan:
-    """Allocate (ε, δ) over ``columns`` (see the module docstring). Boolean, date and timestamp
-    columns are skipped (nothing spent): booleans need no DP output; date/timestamp bounds are
-    left ``TODO`` for the user (the candidate grid is numeric)."""
+    """Allocate (ε, δ) over ``columns`` (see the module docstring): ρ equally over every column but
+    the boolean ones, which are skipped (nothing spent: a boolean column needs no DP output)."""
     skipped = tuple(c.name for c in columns if c.kind in _SKIPPED)
     columns = [c for c in columns if c.kind not in _SKIPPED]
     if not columns:
-        raise ParameterError("--dp-bounds", "a table with a string or numeric column to estimate (boolean, date "
-                             "and timestamp columns get no DP pre-pass)", f"only {list(skipped)}")
+        raise ParameterError("--dp-bounds", "a table with a string, numeric, date or timestamp column to estimate "
+                             "(boolean columns get no DP pre-pass)", f"only {list(skipped)}")
     textual = [c for c in columns if c.kind in (STRING, UNDECLARED)]
     delta_conversion = delta / 2.0 if textual else delta
     budget = PrivacyBudget(epsilon, delta_conversion)
@@ -120,9 +143,16 @@ def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float) ->
 
 
 def profile_requests(plan: Plan) -> list[ProfileRequest]:
-    """What the exact pass must count for each planned column."""
-    return [ProfileRequest(p.column.name, numbers=p.column.kind != STRING, categories=p.column.kind in (STRING, UNDECLARED))
-            for p in plan.columns]
+    """What the exact pass must count for each planned column (dates and timestamps on their own grid)."""
+    requests = []
+    for p in plan.columns:
+        kind = p.column.kind
+        if kind in TEMPORAL:
+            requests.append(ProfileRequest(p.column.name, numbers=True, categories=False, temporal=ColumnType(kind),
+                                           grid=_TEMPORAL_GRIDS[kind]))
+        else:
+            requests.append(ProfileRequest(p.column.name, numbers=kind != STRING, categories=kind in (STRING, UNDECLARED)))
+    return requests
 
 
 def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
@@ -136,7 +166,7 @@ def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
         drafted[column_plan.column.name] = entry
         notes[column_plan.column.name] = note
     for name in plan.skipped:
-        notes[name] = "not estimated by the DP pre-pass (boolean: nothing to estimate; date/timestamp: fill min/max)"
+        notes[name] = "not estimated by the DP pre-pass (boolean: nothing to estimate)"
     report = privacy_filter.report()
     if report.rho_spent > plan.budget.rho or report.delta_approx > plan.delta_approx:
         raise InternalError("the schema pre-pass spent more than it planned")
@@ -149,6 +179,15 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile) -> tuple[d
     column, rho = plan.column, plan.rho
     name = column.name
     entry: dict = {"name": name}
+    if column.kind in TEMPORAL:
+        grid, kind = _TEMPORAL_GRIDS[column.kind], ColumnType(column.kind)
+        low, high = _bounds(privacy_filter, name, profile, rho, grid, np.arange(grid.size))
+        entry.update(type=kind.value, min=temporal_text(kind, low), max=temporal_text(kind, high))
+        if not column.nullable:
+            entry["nullable"] = False
+        step = "day" if kind is ColumnType.DATE else "hour"
+        return entry, (f"declared {column.spark_type}; DP bounds (quantiles, on a public grid of every {step} "
+                       f"{FIRST_DAY.year}-{LAST_DAY.year})")
     if column.kind == UNDECLARED:
         decide, rest = split_rho(rho, [_DECIDE_SHARE, 1.0 - _DECIDE_SHARE])
         noisy = release_counts(privacy_filter, profile.classes, decide, name=f"{name}: value classes",
@@ -165,8 +204,9 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile) -> tuple[d
         else:
             how += "; DP categories (thresholded counts)"
     else:
-        low, high = _bounds(privacy_filter, name, profile, rest, integer=kind == "integer")
-        entry.update(type=kind, min=low, max=high)
+        integer = kind == "integer"
+        low, high = _bounds(privacy_filter, name, profile, rest, GRID, _WHOLE_CANDIDATES if integer else np.arange(GRID.size))
+        entry.update(type=kind, min=int(low) if integer else low, max=int(high) if integer else high)
         how += "; DP bounds (quantiles)"
     if not column.nullable:
         entry["nullable"] = False
@@ -182,10 +222,11 @@ def _decide(noisy: np.ndarray) -> str:
     return "integer" if fractional <= INTEGER_SLACK * numbers else "continuous"
 
 
-def _bounds(privacy_filter: PrivacyFilter, name: str, profile, rho: float, integer: bool) -> tuple:
-    """[min, max]: the edges of two intervals between consecutive public candidates (whole ones for
-    integer columns) holding the lower / upper quantile, each chosen by the exponential mechanism."""
-    candidates = _WHOLE_CANDIDATES if integer else np.arange(GRID.size)
+def _bounds(privacy_filter: PrivacyFilter, name: str, profile, rho: float, grid: np.ndarray,
+            candidates: np.ndarray) -> tuple[float, float]:
+    """[min, max]: the edges of two intervals between consecutive public candidates (``grid`` at the
+    indexes ``candidates``: whole ones for integer columns) holding the lower / upper quantile, each
+    chosen by the exponential mechanism at half of ``rho``; ``profile`` counted on ``grid``."""
     at_most = np.cumsum(profile.grid)[candidates]  # #{x <= c} for each candidate c
     below = at_most - profile.ties[candidates]  # #{x < c}
     n = float(profile.grid.sum())
@@ -197,8 +238,8 @@ def _bounds(privacy_filter: PrivacyFilter, name: str, profile, rho: float, integ
                                   description=f"{q:g}-quantile of {name}: one of {scores.size} intervals between public "
                                               f"candidates (score -dist(q n, [#{{x < lo}}, #{{x <= hi}}]), sensitivity 1)"))
     low, high = min(picks), max(picks) + 1  # lower edge of the lower interval, upper edge of the upper one
-    values = GRID[candidates[[low, high]]]
-    return (int(values[0]), int(values[1])) if integer else (float(values[0]), float(values[1]))
+    values = grid[candidates[[low, high]]]
+    return float(values[0]), float(values[1])
 
 
 def _categories(privacy_filter: PrivacyFilter, name: str, profile, rho: float, delta: float):

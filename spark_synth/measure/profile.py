@@ -4,9 +4,14 @@ For each requested column, over its non-null values:
 * ``classes``: how many parse as whole numbers, as other finite numbers, or as neither
   (``as_numbers``, the encoder's own parse) — each value counts in exactly one;
 * ``grid``: how many numbers fall in each cell of a public candidate grid (cell ``b`` holds
-  ``grid[b-1] < x <= grid[b]``; the last cell everything above the grid) — one cell per value;
+  ``grid[b-1] < x <= grid[b]``; the last cell everything above the grid) — one cell per value
+  (the call's grid, or the request's own);
 * ``ties``: how many numbers equal each grid point — at most one point per value;
 * ``categories`` (text columns only): how many times each distinct value (as text) occurs.
+
+Date and timestamp columns (``temporal``) are counted as numbers: days since 1970-01-01, seconds
+since 1970-01-01 UTC (timestamp) or on the wall clock (timestamp_ntz), whatever the session time
+zone (:func:`~spark_synth.schema.spark_types.epoch_number`).
 
 So one row changes each column's vectors by one in one entry: the ℓ2 sensitivity per vector is 1.
 Partitions emit their partial counts, Spark sums them (a distributed aggregation), and only the
@@ -22,7 +27,8 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..schema.encoding import as_numbers
+from ..schema.columns import ColumnType
+from ..schema.encoding import as_numbers, temporal_numbers
 
 #: Value classes, in the order of ``ColumnProfile.classes``.
 WHOLE, FRACTIONAL, OTHER = 0, 1, 2
@@ -32,11 +38,15 @@ _CLASSES, _GRID, _CATEGORIES, _TIES = 0, 1, 2, 3
 
 @dataclass(frozen=True)
 class ProfileRequest:
-    """What to count for one column: numbers (classes and grid cells), and/or text categories."""
+    """What to count for one column: numbers (classes and grid cells), and/or text categories;
+    ``temporal`` reads a date / timestamp / timestamp_ntz column as numbers (days / seconds), and
+    ``grid`` is the column's own public candidate grid (None: the one the profile call is given)."""
 
     name: str
     numbers: bool
     categories: bool
+    temporal: ColumnType | None = None
+    grid: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -51,27 +61,29 @@ class ColumnProfile:
 
 def partition_profile(requests: Sequence[ProfileRequest], grid: np.ndarray):
     """The per-partition function: partial counts of every requested column (public closure)."""
+    grids = [np.asarray(grid if r.grid is None else r.grid, dtype=np.float64) for r in requests]
 
     def scan(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         classes = np.zeros((len(requests), 3), dtype=np.int64)
-        cells = np.zeros((len(requests), grid.size + 1), dtype=np.int64)
-        ties = np.zeros((len(requests), grid.size), dtype=np.int64)
+        cells = [np.zeros(g.size + 1, dtype=np.int64) for g in grids]
+        ties = [np.zeros(g.size, dtype=np.int64) for g in grids]
         categories: list[dict[str, int]] = [{} for _ in requests]
         for frame in batches:
             for j, request in enumerate(requests):
                 values = frame.iloc[:, j]
                 present = values[~pd.isna(values).to_numpy(dtype=bool)]
                 if request.numbers:
-                    x = as_numbers(present)
+                    x = as_numbers(present) if request.temporal is None else temporal_numbers(present, request.temporal)
                     finite = np.isfinite(x)
                     whole = finite & (np.floor(np.where(finite, x, 0.0)) == np.where(finite, x, 0.0))
                     classes[j] += [int(whole.sum()), int((finite & ~whole).sum()), int((~finite).sum())]
                     numbers = x[~np.isnan(x)]  # ±inf sit in the first / last cell
-                    index = np.searchsorted(grid, numbers, side="left")
-                    cells[j] += np.bincount(index, minlength=grid.size + 1)
-                    on_point = index < grid.size
-                    on_point[on_point] = grid[index[on_point]] == numbers[on_point]
-                    ties[j] += np.bincount(index[on_point], minlength=grid.size)
+                    column_grid = grids[j]
+                    index = np.searchsorted(column_grid, numbers, side="left")
+                    _add_counts(cells[j], index)
+                    on_point = index < column_grid.size
+                    on_point[on_point] = column_grid[index[on_point]] == numbers[on_point]
+                    _add_counts(ties[j], index[on_point])
                 if request.categories:
                     for key, count in present.map(_text).value_counts().items():
                         categories[j][key] = categories[j].get(key, 0) + int(count)
@@ -89,6 +101,12 @@ def partition_profile(requests: Sequence[ProfileRequest], grid: np.ndarray):
     return scan
 
 
+def _add_counts(totals: np.ndarray, index: np.ndarray) -> None:
+    """``totals[i] += #{index == i}``, in time of the batch, not of the grid (a timestamp grid is long)."""
+    cells, counts = np.unique(index, return_counts=True)
+    totals[cells] += counts
+
+
 def _text(value) -> str:
     """A category as the encoder matches it (strings as they are, anything else as ``str``)."""
     return value if isinstance(value, str) else str(value)
@@ -98,25 +116,30 @@ def profile_columns(df, requests: Sequence[ProfileRequest], grid: np.ndarray) ->
     """Exact profiles of ``requests`` over Spark DataFrame ``df``, in one distributed pass."""
     from pyspark.sql import functions as F
 
+    from ..schema.spark_types import epoch_number
     from .answers import _quoted
 
-    rows = (df.select(*[F.col(_quoted(r.name)).alias(f"_c{j}") for j, r in enumerate(requests)])
+    types = {f.name: f.dataType for f in df.schema.fields}
+    read = [F.col(_quoted(r.name)) for r in requests]
+    read = [c if r.temporal is None else epoch_number(r.temporal, types.get(r.name), c) for r, c in zip(requests, read)]
+    rows = (df.select(*[column.alias(f"_c{j}") for j, column in enumerate(read)])
             .mapInPandas(partition_profile(list(requests), np.asarray(grid, dtype=np.float64)), _OUT_SCHEMA)
             .groupBy("col", "part", "cell", "key").agg(F.sum("total").alias("total"))
             .collect())
-    return _assemble(len(requests), grid, ((r["col"], r["part"], r["cell"], r["key"], r["total"]) for r in rows))
+    return _assemble(requests, grid, ((r["col"], r["part"], r["cell"], r["key"], r["total"]) for r in rows))
 
 
 def profile_frame(frame: pd.DataFrame, requests: Sequence[ProfileRequest], grid: np.ndarray) -> list[ColumnProfile]:
     """The same profiles computed in-process on a pandas frame (tests)."""
     scan = partition_profile(list(requests), np.asarray(grid, dtype=np.float64))
     (partial,) = list(scan(iter([frame[[r.name for r in requests]]])))
-    return _assemble(len(requests), grid, partial.itertuples(index=False, name=None))
+    return _assemble(requests, grid, partial.itertuples(index=False, name=None))
 
 
-def _assemble(n: int, grid: np.ndarray, entries) -> list[ColumnProfile]:
-    out = [ColumnProfile(np.zeros(3, dtype=np.int64), np.zeros(len(grid) + 1, dtype=np.int64),
-                         np.zeros(len(grid), dtype=np.int64)) for _ in range(n)]
+def _assemble(requests: Sequence[ProfileRequest], grid: np.ndarray, entries) -> list[ColumnProfile]:
+    sizes = [len(grid if r.grid is None else r.grid) for r in requests]
+    out = [ColumnProfile(np.zeros(3, dtype=np.int64), np.zeros(size + 1, dtype=np.int64),
+                         np.zeros(size, dtype=np.int64)) for size in sizes]
     for col, part, cell, key, total in entries:
         profile = out[int(col)]
         if part == _CLASSES:

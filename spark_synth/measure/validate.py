@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import DataValidationError
 from ..schema import Schema
-from ..schema.spark_types import accepts
+from ..schema.spark_types import accepts, output_type, schema_type_for
 
 
 def check_structure(df, schema: Schema) -> None:
@@ -22,9 +22,14 @@ def check_structure(df, schema: Schema) -> None:
         data_type = actual.get(column.name)
         if data_type is not None and not accepts(column, data_type):
             wanted = f"{column.category_kind} categories" if column.type.is_discrete else column.type.value
+            fix = "cast the column or fix the schema"
+            suggested = schema_type_for(data_type)
+            if suggested is not None and column.type.is_temporal and suggested.is_temporal:
+                fix = (f"declare it 'type: {suggested.value}' in the schema, or cast the column to "
+                       f"{output_type(column).simpleString()}")
             problems.append(
                 f"column '{column.name}' has Spark type {data_type.simpleString()} but the schema declares "
-                f"{column.type.value} ({wanted}): cast the column or fix the schema"
+                f"{column.type.value} ({wanted}): {fix}"
             )
     if problems:
         raise DataValidationError("the data does not match the schema: " + "; ".join(problems))

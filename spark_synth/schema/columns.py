@@ -40,8 +40,10 @@ class HierarchyLevel:
 class ColumnType(str, Enum):
     """The column kinds of the schema file format.
 
-    ``boolean``, ``date`` and ``timestamp`` are modelled as their :attr:`model_type`: a categorical
-    of [false, true], an integer of days since 1970-01-01, a continuous of seconds since the epoch (UTC).
+    ``boolean``, ``date``, ``timestamp`` and ``timestamp_ntz`` are modelled as their
+    :attr:`model_type`: a categorical of [false, true], an integer of days since 1970-01-01, a
+    continuous of seconds since the epoch (an instant, UTC), a continuous of seconds since
+    1970-01-01 00:00 on the wall clock (a local date-time without a time zone, Spark TimestampNTZ).
     """
 
     CATEGORICAL = "categorical"
@@ -51,6 +53,7 @@ class ColumnType(str, Enum):
     BOOLEAN = "boolean"
     DATE = "date"
     TIMESTAMP = "timestamp"
+    TIMESTAMP_NTZ = "timestamp_ntz"
 
     @property
     def is_discrete(self) -> bool:
@@ -58,7 +61,7 @@ class ColumnType(str, Enum):
 
     @property
     def is_temporal(self) -> bool:
-        return self in (ColumnType.DATE, ColumnType.TIMESTAMP)
+        return self in (ColumnType.DATE, ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_NTZ)
 
     @property
     def model_type(self) -> "ColumnType":
@@ -67,9 +70,11 @@ class ColumnType(str, Enum):
 
 
 _MODEL_TYPE = {ColumnType.BOOLEAN: ColumnType.CATEGORICAL, ColumnType.DATE: ColumnType.INTEGER,
-               ColumnType.TIMESTAMP: ColumnType.CONTINUOUS}
+               ColumnType.TIMESTAMP: ColumnType.CONTINUOUS, ColumnType.TIMESTAMP_NTZ: ColumnType.CONTINUOUS}
 #: The epoch of date and timestamp codes (days / seconds since then, UTC).
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: The epoch of timestamp_ntz codes: 1970-01-01 00:00 on the wall clock (no time zone).
+WALL_EPOCH = dt.datetime(1970, 1, 1)
 BOOLEAN_CATEGORIES = (False, True)
 
 
@@ -81,7 +86,8 @@ class Column:
     continuous columns give public ``min``/``max`` bounds and optionally ``bins``, the number of
     equal-width bins they are measured on. Boolean columns have the categories (False, True);
     date/timestamp bounds are given as ISO strings (or ``date``/``datetime``) and held as days /
-    seconds since 1970-01-01 UTC, like their integer / continuous model twins. ``nullable`` columns have an extra "null" code, so
+    seconds since 1970-01-01 UTC (timestamp_ntz: seconds since 1970-01-01 00:00 wall clock), like
+    their integer / continuous model twins. ``nullable`` columns have an extra "null" code, so
     missing values are measured and reproduced at a DP-estimated rate.
     """
 
@@ -301,9 +307,10 @@ def _check_bound(where: str, kind: ColumnType, key: str, value) -> None:
 
 
 def _temporal_bound(where: str, kind: ColumnType, key: str, value):
-    """A date bound as whole days, a timestamp bound as seconds, since 1970-01-01 UTC; from an ISO
-    string (``YYYY-MM-DD`` / ISO 8601, naive = UTC) or a ``date``/``datetime`` (as YAML reads them);
-    a number is taken as already converted (the schema file reader refuses numbers)."""
+    """A date bound as whole days, a timestamp bound as seconds, since 1970-01-01 UTC, a timestamp_ntz
+    bound as seconds since 1970-01-01 00:00 wall clock; from an ISO string (``YYYY-MM-DD`` / ISO 8601:
+    a timestamp's naive text is UTC, a timestamp_ntz's must be naive) or a ``date``/``datetime`` (as
+    YAML reads them); a number is taken as already converted (the schema file reader refuses numbers)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     if kind is ColumnType.DATE:
@@ -313,6 +320,7 @@ def _temporal_bound(where: str, kind: ColumnType, key: str, value):
         except (TypeError, ValueError):
             raise SchemaError(f"{where} is date and needs a public '{key}' date written YYYY-MM-DD; got {value!r}. "
                               f"Bounds must come from public knowledge, never from the data.") from None
+    wall = kind is ColumnType.TIMESTAMP_NTZ
     try:
         if isinstance(value, str):
             value = dt.datetime.fromisoformat(value.strip())
@@ -320,19 +328,26 @@ def _temporal_bound(where: str, kind: ColumnType, key: str, value):
             value = dt.datetime(value.year, value.month, value.day)
         if not isinstance(value, dt.datetime):
             raise TypeError(value)
+        if not wall:
+            return ((value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)) - EPOCH).total_seconds()
         if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
-        return (value - EPOCH).total_seconds()
+            return (value - WALL_EPOCH).total_seconds()
     except (TypeError, ValueError, OverflowError):
-        raise SchemaError(f"{where} is timestamp and needs a public '{key}' timestamp in ISO 8601 (e.g. "
-                          f"2020-01-31T00:00:00Z; UTC unless an offset is given); got {value!r}. "
-                          f"Bounds must come from public knowledge, never from the data.") from None
+        example = "2020-01-31T00:00:00, no time zone" if wall else "2020-01-31T00:00:00Z; UTC unless an offset is given"
+        raise SchemaError(f"{where} is {kind.value} and needs a public '{key}' timestamp in ISO 8601 (e.g. "
+                          f"{example}); got {value!r}. Bounds must come from public knowledge, never from the data.") from None
+    raise SchemaError(f"{where} is timestamp_ntz (a wall-clock time without a time zone); write its '{key}' without "
+                      f"'Z' or an offset, e.g. 2020-01-31T00:00:00, or declare the column timestamp; got "
+                      f"{value.isoformat()!r}")
 
 
 def temporal_text(kind: ColumnType, value: float) -> str:
-    """A date/timestamp bound (days / seconds since the epoch) as its ISO text (timestamps in UTC)."""
+    """A date/timestamp bound (days / seconds since the epoch) as its ISO text: timestamps in UTC
+    (``...Z``), timestamp_ntz as naive wall-clock text ``YYYY-MM-DDTHH:MM:SS``."""
     if kind is ColumnType.DATE:
         return (EPOCH.date() + dt.timedelta(days=int(value))).isoformat()
+    if kind is ColumnType.TIMESTAMP_NTZ:
+        return (WALL_EPOCH + dt.timedelta(seconds=float(value))).isoformat()
     text = (EPOCH + dt.timedelta(seconds=float(value))).isoformat()
     return text[:-len("+00:00")] + "Z" if text.endswith("+00:00") else text
 

@@ -3,9 +3,11 @@
 ``spark-synth schema init`` reads a table's declared structure (Parquet/Delta/catalog types; a
 CSV declares every column a string) and drafts a schema file: integer and floating-point columns
 become ``integer`` / ``continuous`` with ``TODO`` bounds, string columns ``categorical`` with
-``TODO`` categories, booleans ``boolean``, dates/timestamps ``date`` / ``timestamp`` with ``TODO`` bounds — and a CSV's columns get ``type: TODO``, since guessing a type from the
-values would be a data-dependent release. Everything drafted here is public by construction; the
-user fills the ``TODO``s from public knowledge (or a DP pre-pass does: :mod:`spark_synth.prepass`).
+``TODO`` categories, booleans ``boolean``, dates ``date``, timestamps ``timestamp`` and timestamps
+without a time zone (Spark TimestampNTZ) ``timestamp_ntz``, with ``TODO`` bounds — and a CSV's
+columns get ``type: TODO``, since guessing a type from the values would be a data-dependent
+release. Everything drafted here is public by construction; the user fills the ``TODO``s from
+public knowledge (or a DP pre-pass does: :mod:`spark_synth.prepass`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from .readers import TODO
 _INTEGRAL = {"tinyint", "smallint", "int", "bigint", "byte", "short", "integer", "long"}
 _FRACTIONAL = {"float", "double", "real"}
 _STRING = {"string"}
-_LATER = {"timestamp_ntz"}
 
 #: Kinds a declared column can have: what its draft (and a DP pre-pass) may make of it.
 STRING, INTEGRAL, FRACTIONAL, UNDECLARED = "string", "integral", "fractional", "undeclared"
-BOOLEAN, DATE, TIMESTAMP = "boolean", "date", "timestamp"
+BOOLEAN, DATE, TIMESTAMP, TIMESTAMP_NTZ = "boolean", "date", "timestamp", "timestamp_ntz"
+#: Kinds whose draft is the schema type of the same name, with ``TODO`` bounds.
+TEMPORAL = (DATE, TIMESTAMP, TIMESTAMP_NTZ)
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,8 @@ class DeclaredColumn:
 
     @property
     def kind(self) -> str | None:
-        """``string`` / ``integral`` / ``fractional`` / ``undeclared`` (a CSV's text), or None if unsupported."""
+        """``string`` / ``integral`` / ``fractional`` / ``undeclared`` (a CSV's text) / ``boolean`` /
+        ``date`` / ``timestamp`` / ``timestamp_ntz``, or None if unsupported."""
         t = self.spark_type.lower()
         if t in _INTEGRAL:
             return INTEGRAL
@@ -47,7 +51,7 @@ class DeclaredColumn:
             return FRACTIONAL
         if t in _STRING or re.fullmatch(r"(var)?char\(\d+\)", t):
             return STRING
-        if t in (UNDECLARED, BOOLEAN, DATE, TIMESTAMP):
+        if t in (UNDECLARED, BOOLEAN, *TEMPORAL):
             return t
         return None
 
@@ -74,9 +78,7 @@ def pick_columns(declared: list[DeclaredColumn], columns: list[str] | None, excl
         raise ParameterError("--columns/--exclude", "a selection that leaves at least one column", sorted(keep))
     unsupported = [f"{c.name} ({c.spark_type})" for c in picked if c.kind is None]
     if unsupported:
-        later = any(c.spark_type.lower() in _LATER for c in picked if c.kind is None)
-        hint = " (timestamp_ntz columns are not supported: cast them to timestamp, read as UTC)" if later else ""
-        raise SchemaError(f"columns {unsupported} have types no schema column can hold{hint}; leave them out with "
+        raise SchemaError(f"columns {unsupported} have types no schema column can hold; leave them out with "
                           f"--exclude NAME")
     return picked
 
@@ -92,7 +94,7 @@ def draft_column(column: DeclaredColumn) -> dict:
         out.update(type="continuous", min=TODO, max=TODO)
     elif column.kind == BOOLEAN:
         out.update(type="boolean")
-    elif column.kind in (DATE, TIMESTAMP):
+    elif column.kind in TEMPORAL:
         out.update(type=column.kind, min=TODO, max=TODO)
     elif column.kind == UNDECLARED:
         out.update(type=TODO)
@@ -112,6 +114,7 @@ HEADER = """\
 #   type: categorical (categories: [a, b, ...]) | ordinal (categories in order)
 #       | integer / continuous (min: LOW, max: HIGH [, bins: N]) | boolean (false/true)
 #       | date (min/max: 'YYYY-MM-DD') | timestamp (min/max: ISO 8601, UTC, e.g. '2020-01-31T00:00:00Z')
+#       | timestamp_ntz (min/max: ISO 8601 wall-clock time, no time zone, e.g. '2020-01-31T00:00:00')
 # `spark-synth run` refuses a schema that still holds a TODO, naming the column.
 """
 

@@ -98,19 +98,29 @@ def as_numbers(values: pd.Series) -> np.ndarray:
 
 
 def column_numbers(values: pd.Series, column: Column) -> np.ndarray:
-    """A numeric column's values as float64 (NaN: null or not a value of its kind). Date and
-    timestamp values (``date``/``datetime``/``datetime64``, naive = UTC) become days / seconds
-    since 1970-01-01 UTC; numbers in such a column are taken as already converted (the measure
-    layer converts them in Spark)."""
-    if not column.type.is_temporal or (pd.api.types.is_numeric_dtype(values.dtype) and values.dtype != bool):
+    """A numeric column's values as float64 (NaN: null or not a value of its kind); date and
+    timestamp columns through :func:`temporal_numbers`."""
+    if not column.type.is_temporal:
         return as_numbers(values)
-    seconds = np.fromiter((_epoch_seconds(v, column.type) for v in values), dtype=np.float64, count=len(values))
-    return np.floor(seconds / 86400.0) if column.type is ColumnType.DATE else seconds
+    return temporal_numbers(values, column.type)
+
+
+def temporal_numbers(values: pd.Series, kind: ColumnType) -> np.ndarray:
+    """Date / timestamp values (``date``/``datetime``/``datetime64``) as days since 1970-01-01 (date),
+    seconds since 1970-01-01 UTC (timestamp: naive values are UTC) or seconds since 1970-01-01 00:00
+    on the wall clock (timestamp_ntz: an aware value counts by its own wall clock, its zone dropped);
+    NaN for anything else. Numbers are taken as already converted (the measure layer converts
+    them in Spark, see :func:`~spark_synth.schema.spark_types.epoch_number`)."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and values.dtype != bool:
+        return as_numbers(values)
+    seconds = np.fromiter((_epoch_seconds(v, kind) for v in values), dtype=np.float64, count=len(values))
+    return np.floor(seconds / 86400.0) if kind is ColumnType.DATE else seconds
 
 
 def _epoch_seconds(value, kind: ColumnType) -> float:
     """Seconds since the epoch of one date/datetime value; NaN for anything else (a date column
-    takes dates only; a timestamp column dates too, as midnight UTC)."""
+    takes dates only; a timestamp column dates too, as midnight UTC — a timestamp_ntz column as
+    midnight on the wall clock)."""
     if isinstance(value, np.datetime64):
         value = pd.Timestamp(value)
     if value is pd.NaT or not isinstance(value, dt.date):
@@ -118,7 +128,7 @@ def _epoch_seconds(value, kind: ColumnType) -> float:
     if isinstance(value, dt.datetime):
         if kind is ColumnType.DATE:
             return np.nan
-        if value.tzinfo is None:
+        if kind is ColumnType.TIMESTAMP_NTZ or value.tzinfo is None:  # the wall clock, read as if it were UTC
             value = value.replace(tzinfo=dt.timezone.utc)
         return (value - EPOCH).total_seconds()
     return float((value - EPOCH.date()).days) * 86400.0
@@ -195,8 +205,12 @@ def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator) -
         return pd.Series(pd.array(np.where(is_null, None, values.astype(np.int64)), dtype="Int64"))
     values = lo + rng.random(len(codes)) * (hi - lo)
     values = np.clip(values, column.min, column.max)
-    if column.type is ColumnType.TIMESTAMP:  # seconds since the epoch, to whole microseconds within the bounds
+    if column.type in (ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_NTZ):
+        # seconds since the epoch, to whole microseconds within the bounds: an instant in UTC, or a
+        # naive wall-clock time (timestamp_ntz; Spark writes it as it is, whatever the session zone)
         micros = np.clip(np.round(values * 1e6), np.ceil(column.min * 1e6), np.floor(column.max * 1e6))
-        stamps = pd.Series(micros.astype(np.int64).astype("datetime64[us]")).dt.tz_localize("UTC")
+        stamps = pd.Series(micros.astype(np.int64).astype("datetime64[us]"))
+        if column.type is ColumnType.TIMESTAMP:
+            stamps = stamps.dt.tz_localize("UTC")
         return stamps.where(~is_null, pd.NaT)
     return pd.Series(np.where(is_null, np.nan, values))

@@ -109,7 +109,8 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
     if col_type.is_temporal:
         for key in ("min", "max"):
             if isinstance(raw.get(key), (int, float)):  # bool included: a bound here is a date, not a number
-                written = "YYYY-MM-DD" if col_type is ColumnType.DATE else "ISO 8601 (e.g. 2020-01-31T00:00:00Z)"
+                written = {ColumnType.DATE: "YYYY-MM-DD", ColumnType.TIMESTAMP: "ISO 8601 (e.g. 2020-01-31T00:00:00Z)",
+                           ColumnType.TIMESTAMP_NTZ: "ISO 8601 without a time zone (e.g. 2020-01-31T00:00:00)"}[col_type]
                 raise SchemaError(f"{source}: column '{name}' is {col_type.value}; write its '{key}' as {written}, "
                                   f"not as a number; got {raw.get(key)!r}")
     return Column(
@@ -165,5 +166,6 @@ def _check_no_todo(raw: dict, name: object, source: str) -> None:
 
 
 _TODO_HELP = {"type": "type (one of " + _TYPES + ")", "categories": "list of categories",
-              "min": "lower bound (a date: YYYY-MM-DD; a timestamp: ISO 8601)",
-              "max": "upper bound (a date: YYYY-MM-DD; a timestamp: ISO 8601)", "bins": "number of bins", "nullable": "nullability (true/false)"}
+              "min": "lower bound (a date: YYYY-MM-DD; a timestamp: ISO 8601; a timestamp_ntz: ISO 8601 without a zone)",
+              "max": "upper bound (a date: YYYY-MM-DD; a timestamp: ISO 8601; a timestamp_ntz: ISO 8601 without a zone)",
+              "bins": "number of bins", "nullable": "nullability (true/false)"}

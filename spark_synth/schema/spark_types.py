@@ -5,11 +5,20 @@ from __future__ import annotations
 from .columns import Column, ColumnType, Schema
 
 
-def output_type(column: Column):
-    """The Spark type a column is written with: strings, longs, doubles, booleans, dates or timestamps."""
+def _special_types() -> dict:
+    """The Spark type of each schema type that has exactly one."""
     from pyspark.sql import types as T
 
-    special = {ColumnType.BOOLEAN: T.BooleanType, ColumnType.DATE: T.DateType, ColumnType.TIMESTAMP: T.TimestampType}
+    return {ColumnType.BOOLEAN: T.BooleanType, ColumnType.DATE: T.DateType, ColumnType.TIMESTAMP: T.TimestampType,
+            ColumnType.TIMESTAMP_NTZ: T.TimestampNTZType}
+
+
+def output_type(column: Column):
+    """The Spark type a column is written with: strings, longs, doubles, booleans, dates or timestamps
+    (TimestampType for ``timestamp``, TimestampNTZType for ``timestamp_ntz``)."""
+    from pyspark.sql import types as T
+
+    special = _special_types()
     if column.type in special:
         return special[column.type]()
     if column.type.is_discrete:
@@ -30,7 +39,7 @@ def accepts(column: Column, data_type) -> bool:
 
     integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
     numeric = integral + (T.FloatType, T.DoubleType, T.DecimalType)
-    special = {ColumnType.BOOLEAN: T.BooleanType, ColumnType.DATE: T.DateType, ColumnType.TIMESTAMP: T.TimestampType}
+    special = _special_types()
     if column.type in special:
         return isinstance(data_type, special[column.type])
     kind = column.category_kind
@@ -41,14 +50,39 @@ def accepts(column: Column, data_type) -> bool:
     return isinstance(data_type, numeric + (T.StringType,))
 
 
+def schema_type_for(data_type) -> ColumnType | None:
+    """The schema type that reads a boolean / date / timestamp / timestamp_ntz Spark column (None
+    for other Spark types): what a mismatch error suggests declaring."""
+    for kind, spark_type in _special_types().items():
+        if isinstance(data_type, spark_type):
+            return kind
+    return None
+
+
 def measured_column(column: Column, data_type, expression):
-    """The Spark expression the measure layer reads ``column`` through: a date as whole days and a
-    timestamp as seconds since 1970-01-01 UTC (whatever the session time zone); others as they are."""
+    """The Spark expression the measure layer reads ``column`` through: see :func:`epoch_number`."""
+    return epoch_number(column.type, data_type, expression)
+
+
+def epoch_number(kind: ColumnType, data_type, expression):
+    """A date as whole days since 1970-01-01, a timestamp as seconds since 1970-01-01 UTC, a
+    timestamp_ntz as seconds since 1970-01-01 00:00 on its wall clock — none of them depends on the
+    session time zone; any other (schema type, Spark type) pair as it is.
+
+    A timestamp_ntz is split into its calendar date and time of day, which Spark reads without a
+    time zone (casting it to a timestamp, or ``timestamp_diff``, would go through the session
+    zone and shift wall-clock times that do not exist there, e.g. in a daylight-saving gap)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if column.type is ColumnType.DATE and isinstance(data_type, T.DateType):
+    if kind is ColumnType.DATE and isinstance(data_type, T.DateType):
         return F.unix_date(expression)
-    if column.type is ColumnType.TIMESTAMP and isinstance(data_type, T.TimestampType):
+    if kind is ColumnType.TIMESTAMP and isinstance(data_type, T.TimestampType):
         return F.unix_micros(expression) / F.lit(1_000_000.0)
+    if kind is ColumnType.TIMESTAMP_NTZ and isinstance(data_type, T.TimestampNTZType):
+        micros = (F.unix_date(expression.cast("date")).cast("long") * F.lit(86_400_000_000)
+                  + F.hour(expression).cast("long") * F.lit(3_600_000_000)
+                  + F.minute(expression).cast("long") * F.lit(60_000_000)
+                  + (F.extract(F.lit("SECOND"), expression) * F.lit(1_000_000)).cast("long"))
+        return micros / F.lit(1_000_000.0)
     return expression

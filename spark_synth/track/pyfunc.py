@@ -126,7 +126,7 @@ def _as_int(value):
 # ---- what the model says about itself ---------------------------------------------------------
 def column_type(column) -> str:
     """The MLflow type of a synthetic column (as written to Spark: string, long, double, boolean or datetime)."""
-    special = {"boolean": "boolean", "date": "datetime", "timestamp": "datetime"}
+    special = {"boolean": "boolean", "date": "datetime", "timestamp": "datetime", "timestamp_ntz": "datetime"}
     if column.type.value in special:
         return special[column.type.value]
     if column.type.is_discrete:
