@@ -5,7 +5,8 @@ Partitions are public and seeded (columns shuffled with seed k, cut into k near-
 every variant splits the same way. Each run goes end to end through ``spark-synth run`` by the
 harness; the table gives the mean and 90 % t-interval over ``--runs`` runs of: 2-way TVD over the
 column pairs that cross partitions (what the join must restore), all-pairs 2-way and 3-way TVD,
-TSTR, the harness's DCR share (rows closer to train than to test; 0.5 is ideal) and wall seconds.
+TSTR, the harness's DCR share (rows closer to train than to test; 0.5 is ideal), the DGM paper's
+identification risk and membership-inference recall (``paper_privacy``) and wall seconds.
 "recovered" is (random − dp) / (random − base) on cross-partition 2-way TVD.
 
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
@@ -49,8 +50,34 @@ def cross_partition_tvd(dataset: str, synthetic: str, partitions: list[list[str]
     return float(np.mean(values))
 
 
+#: Rows of each table the paper's privacy measures compare (the identification risk is quadratic in it).
+PRIVACY_ROWS = 4000
+
+
+def paper_privacy(dataset: str, synthetic: str) -> dict:
+    """The DGM paper's privacy measures on the harness split (spark_synth.evaluate.privacy): the
+    entropy-weighted identification risk and the classifier attack's MIA recall, on PRIVACY_ROWS
+    seeded rows of train, test and synthetic, in the public encoding."""
+    from spark_synth.evaluate import privacy
+    from spark_synth.evaluate.encoding import PublicEncoder
+    from spark_synth.schema import load_schema
+
+    schema = load_schema(SHARED / "data" / f"{dataset}.schema.json")
+    split = harness.prepare_split(str(SHARED / "data" / f"{dataset}.csv"), harness.Schema(SHARED / "data" / f"{dataset}.schema.json"))
+    encoder = PublicEncoder(schema)
+
+    def sample(path: str, seed: int):
+        frame = harness.read_table(path)
+        return encoder.transform(frame.sample(n=min(PRIVACY_ROWS, len(frame)), random_state=seed).reset_index(drop=True))
+
+    train, test, synth = sample(split["train_csv"], 0), sample(split["test_csv"], 1), sample(synthetic, 2)
+    return {"identification_risk": privacy.identification_risk(train, synth, encoder.slices),
+            **privacy.classifier_attack(train, test, synth, seed=0)}
+
+
 METRICS = [("cross_2way", "cross 2-way TVD"), ("tvd_2way", "2-way TVD"), ("tvd_3way", "3-way TVD"), ("tstr_best", "TSTR best"),
-           ("dcr_share_closer_to_train", "DCR share"), ("wall_s", "wall s")]
+           ("dcr_share_closer_to_train", "DCR share"), ("identification_risk", "ident. risk"), ("mia_recall", "MIA recall"),
+           ("wall_s", "wall s")]
 
 
 def main(argv=None) -> int:
@@ -84,6 +111,7 @@ def main(argv=None) -> int:
             for variant, runs in rows.items():
                 for r in runs:
                     r["cross_2way"] = cross_partition_tvd(dataset, r["synthetic"], partitions)
+                    r.update(paper_privacy(dataset, r["synthetic"]))
                 cells = []
                 for key, _ in METRICS:
                     mean, low, high = interval([r[key] for r in runs if r.get(key) is not None])

@@ -200,8 +200,8 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
                          holdout_pd.iloc[:utility_rows], synth_pd.iloc[:utility_rows], schema, target, seed)
 
     # 8. Privacy proxies.
-    proxies = steps.run("privacy proxies (DCR, membership inference)", privacy.privacy_proxies,
-                        enc_train[:privacy_rows], enc_holdout[:privacy_rows], enc_synth[:privacy_rows])
+    proxies = steps.run("privacy proxies (DCR, membership inference, identification risk)", privacy.privacy_proxies,
+                        enc_train[:privacy_rows], enc_holdout[:privacy_rows], enc_synth[:privacy_rows], encoder.slices, seed)
     details["dcr"] = (proxies.pop("_dcr_train", None), proxies.pop("_dcr_holdout", None))
 
     metrics = {

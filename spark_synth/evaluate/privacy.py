@@ -11,6 +11,19 @@ of the synthetic table, of the real train part (what the synthesizer saw) and of
 * ``membership_auc``: a distance-based membership-inference attack. The attacker scores a real
   row by how close the nearest synthetic row is; the AUC of separating train rows (members) from
   hold-out rows (non-members) by that score. 0.5 = no better than guessing.
+
+And the two measures the DGM paper reports (as SynthEval defines them), so DGM runs can be set
+beside it:
+
+* ``identification_risk`` (ε-identifiability, Yoon et al. 2020): the share of train rows whose
+  nearest synthetic row is strictly closer than their nearest *other* train row, with each column's
+  coordinates weighted by 1 / (entropy of its values in the train sample). 0 for a synthesizer far
+  from every row; near 1 for a copy of the train table;
+* ``mia_recall`` / ``mia_precision``: a classifier attack. A random forest learns to tell synthetic
+  rows from half of the hold-out rows; it then labels train rows (members) and the other half of
+  the hold-out (non-members) as "synthetic-like" (= member) or not. Recall is the share of members
+  it flags, precision the share of flagged rows that are members — precision 0.5 is no better than
+  guessing.
 """
 
 from __future__ import annotations
@@ -33,15 +46,75 @@ def nearest_distances(queries: np.ndarray, reference: np.ndarray, chunk: int = 2
     return out
 
 
-def privacy_proxies(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray) -> dict:
-    """The proxies above from encoded samples (all three are cut to the size of the smallest)."""
+def nearest_other_distances(points: np.ndarray, chunk: int = 2048) -> np.ndarray:
+    """Euclidean distance from each row to its nearest OTHER row of the same array (exact, chunked)."""
+    if len(points) < 2:
+        return np.full(len(points), np.inf)
+    sq = (points * points).sum(axis=1)
+    out = np.empty(len(points))
+    for start in range(0, len(points), chunk):
+        q = points[start:start + chunk]
+        d = sq[start:start + chunk][:, None] + sq[None, :] - 2.0 * q @ points.T
+        d[np.arange(len(q)), np.arange(start, start + len(q))] = np.inf  # not itself (a duplicate still counts)
+        out[start:start + chunk] = np.sqrt(np.maximum(d.min(axis=1), 0.0))
+    out[out < 1e-6] = 0.0
+    return out
+
+
+def entropy_weights(train: np.ndarray, slices: dict[str, slice] | None) -> np.ndarray:
+    """Per-coordinate weights 1 / H(column), H the entropy (nats) of the column's encoded values in
+    ``train`` (a constant column, H = 0, keeps weight 1). Without ``slices`` every coordinate is a column."""
+    weights = np.ones(train.shape[1])
+    groups = slices.values() if slices else [slice(j, j + 1) for j in range(train.shape[1])]
+    for cols in groups:
+        _, counts = np.unique(np.round(train[:, cols], 6), axis=0, return_counts=True)
+        p = counts / counts.sum()
+        entropy = float(-(p * np.log(p)).sum())
+        if entropy > 0:
+            weights[cols] = 1.0 / entropy
+    return weights
+
+
+def identification_risk(train: np.ndarray, synthetic: np.ndarray, slices: dict[str, slice] | None = None) -> float:
+    """ε-identifiability (see the module docstring) of ``synthetic`` against ``train``."""
+    w = entropy_weights(train, slices)
+    to_synthetic = nearest_distances(train * w, synthetic * w)
+    return float(np.mean(to_synthetic < nearest_other_distances(train * w)))
+
+
+def classifier_attack(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray, seed: int = 0) -> dict:
+    """``mia_recall`` and ``mia_precision`` of the classifier attack (module docstring); equal-sized
+    classes throughout (the smallest of |synthetic|, |holdout|/2 and |train|)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    half = len(holdout) // 2
+    n = min(len(synthetic), half, len(train))
+    if n < 10:
+        return {"mia_recall": None, "mia_precision": None}
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(holdout))
+    fit_holdout, test_holdout = holdout[order[:n]], holdout[order[half:half + n]]
+    attack = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=1)
+    attack.fit(np.r_[synthetic[rng.permutation(len(synthetic))[:n]], fit_holdout], np.r_[np.ones(n), np.zeros(n)])
+    flagged_members = attack.predict(train[rng.permutation(len(train))[:n]]).astype(bool)
+    flagged_others = attack.predict(test_holdout).astype(bool)
+    flagged = flagged_members.sum() + flagged_others.sum()
+    return {"mia_recall": float(flagged_members.mean()),
+            "mia_precision": float(flagged_members.sum() / flagged) if flagged else None}
+
+
+def privacy_proxies(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray,
+                    slices: dict[str, slice] | None = None, seed: int = 0) -> dict:
+    """The proxies above from encoded samples (all three are cut to the size of the smallest;
+    ``slices``: each column's coordinates, for the identification risk's column weights)."""
     from sklearn.metrics import roc_auc_score
 
     n = min(len(train), len(holdout), len(synthetic))
     train, holdout, synthetic = train[:n], holdout[:n], synthetic[:n]
     if n == 0 or len(synthetic) == 0:
         return {"dcr_train_median": None, "dcr_holdout_median": None, "share_closer_to_train": None,
-                "membership_auc": None, "n_reference": n, "n_synthetic": len(synthetic)}
+                "membership_auc": None, "identification_risk": None, "mia_recall": None, "mia_precision": None,
+                "n_reference": n, "n_synthetic": len(synthetic)}
     to_train = nearest_distances(synthetic, train)
     to_holdout = nearest_distances(synthetic, holdout)
     share = float(np.mean(to_train < to_holdout) + 0.5 * np.mean(to_train == to_holdout))
@@ -57,6 +130,8 @@ def privacy_proxies(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarra
         "share_exact_copies_of_train": float(np.mean(to_train == 0.0)),
         "share_closer_to_train": share,
         "membership_auc": auc,
+        "identification_risk": identification_risk(train, synthetic, slices),
+        **classifier_attack(train, holdout, synthetic, seed),
         "n_reference": int(n),
         "n_synthetic": int(len(synthetic)),
         "_dcr_train": to_train,

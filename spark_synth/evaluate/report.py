@@ -192,6 +192,9 @@ def render_report(evaluation) -> str:
         ("DCR median: → train / → hold-out", f"{_fmt(prox.get('dcr_train_median'))} / {_fmt(prox.get('dcr_holdout_median'))}"),
         ("share of synthetic rows closer to train than hold-out", prox.get("share_closer_to_train")),
         ("membership-inference AUC (distance attack)", prox.get("membership_auc")),
+        ("identification risk (ε-identifiability, entropy-weighted)", prox.get("identification_risk")),
+        ("membership-inference recall / precision (classifier attack)",
+         f"{_fmt(prox.get('mia_recall'))} / {_fmt(prox.get('mia_precision'))}"),
     ]
     util_rows = ""
     if "learners" in util:

@@ -143,6 +143,22 @@ def test_privacy_proxies_copy_of_train_is_flagged():
     assert out["dcr_train_median"] == 0.0 and out["dcr_holdout_median"] > 0
     assert out["share_closer_to_train"] == 1.0 and out["share_exact_copies_of_train"] == 1.0
     assert out["membership_auc"] == 1.0
+    assert out["identification_risk"] == 1.0  # every train row has its copy at distance 0
+    # the forest memorised the synthetic rows it saw (half of train): members are flagged more often than the rest
+    assert out["mia_recall"] > 0.65 and out["mia_precision"] > 0.58
+
+
+def test_nearest_other_distance_skips_the_row_itself_but_not_its_duplicates():
+    points = np.array([[0.0, 0.0], [0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
+    assert privacy.nearest_other_distances(points, chunk=3).tolist() == [0.0, 0.0, 5.0, 5.0]
+
+
+def test_entropy_weights_are_one_over_each_columns_entropy():
+    train = np.array([[0.0, 1.0, 0.5, 0.0], [0.0, 0.0, 0.5, 1.0]] * 50)
+    w = privacy.entropy_weights(train, {"constant": slice(0, 1), "flag": slice(1, 2), "one_hot": slice(2, 4)})
+    assert w[0] == 1.0  # zero entropy: unweighted
+    assert w[1] == pytest.approx(1 / np.log(2)) and w[2] == w[3] == pytest.approx(1 / np.log(2))  # one column, two values
+    assert privacy.entropy_weights(train, None)[3] == pytest.approx(1 / np.log(2))
 
 
 def test_privacy_proxies_fresh_sample_looks_like_holdout():
@@ -152,6 +168,8 @@ def test_privacy_proxies_fresh_sample_looks_like_holdout():
     assert out["share_closer_to_train"] == pytest.approx(0.5, abs=0.05)
     assert out["membership_auc"] == pytest.approx(0.5, abs=0.05)
     assert out["share_exact_copies_of_train"] == 0.0
+    assert out["identification_risk"] == pytest.approx(0.5, abs=0.05)  # a fresh row is as close as another train row
+    assert out["mia_precision"] == pytest.approx(0.5, abs=0.06)  # the attack cannot tell members from non-members
 
 
 # ---- utility --------------------------------------------------------------------------------
