@@ -16,7 +16,10 @@ common = ["--input", str(data / "adult_sample.csv"), "--schema", str(data / "adu
           "--epsilon", "1", "--delta", "1e-9", "--no-mlflow", "--spark-profile", str(work / "profile.yaml")]
 commands = [
     ["run", *common, "--engine", "independent", "--rows", "300", "--seed", "1", "--output", str(work / "run_delta")],
-    ["run", *common, "--engine", "independent", "--rows", "200", "--seed", "1", "--output", "connect_synthetic"],
+    # dgm whose strict threshold join leaves rows to fill: the tasks' count comes back through an Observation
+    ["run", *common, "--engine", "dgm", "--engine-option", "engines=independent", "--engine-option", "acceptance=threshold",
+     "--engine-option", "keep_fraction=0.001", "--engine-option", "max_rounds=2", "--engine-option", "patience=1",
+     "--rows", "200", "--seed", "1", "--output", "connect_synthetic"],
     ["fit", *common, "--engine", "splice", "--engine-option", "steps=30", "--model", str(work / "model")],
     ["sample", "--model", str(work / "model"), "--rows", "400", "--seed", "2", "--output", str(work / "sampled.parquet"),
      "--spark-profile", str(work / "profile.yaml")],

@@ -38,6 +38,7 @@ def test_run_fit_sample_through_spark_connect(spark, tmp_path):
     assert check == {"connect": True, "table_rows": 200}
     assert run_delta["output"] == f"file:{tmp_path / 'run_delta'}" and run_delta["rows"] == 300
     assert run_table["output"] == "connect_synthetic" and fit["engine"] == sample["engine"] == "splice"
+    assert run_table["join"]["acceptance"] == "threshold" and 0 < run_table["join"]["filled_rows"] <= 200
     assert fit["dp_guarantee"] is True and sample["epsilon_spent"] == 0.0
 
     names = list(load_schema(BUNDLED / "adult_sample.schema.json").names)
