@@ -61,12 +61,19 @@ def hash_sample(df, n: int, seed: int = 0) -> pd.DataFrame:
 
     Spark keeps only the ``n`` smallest hashes per partition (a bounded top-k), so the driver
     receives at most ``n`` rows whatever the table's size. Two tables holding the same rows give
-    the same sample in the same order.
+    the same sample in the same order. Timestamp (with time zone) columns arrive as seconds since
+    1970-01-01 UTC, as the measure layer reads them: pandas would get the session zone's wall clock.
     """
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ParameterError("sample size", "a whole number >= 1", n)
     columns = list(df.columns)
     ordered = df.withColumn("__h", row_hash(df, seed, "sample")).orderBy(F.col("__h"), *[F.col(f"`{c}`").asc_nulls_first() for c in columns])
-    return ordered.limit(n).drop("__h").toPandas()[columns]
+    sample = ordered.limit(n).drop("__h")
+    zoned = {f.name for f in df.schema.fields if isinstance(f.dataType, T.TimestampType)}
+    if zoned:
+        sample = sample.select(*[(F.unix_micros(F.col(f"`{c}`")) / F.lit(1_000_000.0)).alias(c) if c in zoned
+                                 else F.col(f"`{c}`") for c in columns])
+    return sample.toPandas()[columns]

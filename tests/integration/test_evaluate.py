@@ -58,6 +58,22 @@ def test_hash_sample_is_bounded_and_content_keyed(spark, tables):
     assert len(a) == 100 and a.astype(str).equals(b.astype(str))
 
 
+def test_hash_sample_reads_timestamps_as_utc_seconds_whatever_the_session_zone(spark):
+    import datetime as dt
+
+    at = dt.datetime(2020, 3, 8, 7, 30, tzinfo=dt.timezone.utc)  # 02:30 in New York is skipped that night
+    df = spark.createDataFrame([(1, at), (2, None)], "id int, at timestamp")
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        samples = {}
+        for name in ("UTC", "America/New_York"):
+            spark.conf.set("spark.sql.session.timeZone", name)
+            samples[name] = hash_sample(df, 5, seed=0).sort_values("id")["at"].tolist()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert samples["UTC"][0] == samples["America/New_York"][0] == at.timestamp() and np.isnan(samples["UTC"][1])
+
+
 def test_identical_tables_give_zero_distances_and_tstr_equals_trtr(spark, tables):
     _, _, train, holdout = tables
     ev = evaluate(train, train, tiny_schema(), target="colour", holdout=holdout, progress=False)
