@@ -76,8 +76,12 @@ def remove_stale(out: Path) -> None:
 
 
 def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, delta: float = 1e-9,
-                label: str | None = None, timeout_s: float | None = None) -> Path:
-    """One ``harness.py run`` of TEMPLATE on DATASET, after removing any stale result at OUT; returns OUT."""
+                label: str | None = None, timeout_s: float | None = None, memory: dict | None = None) -> Path:
+    """One ``harness.py run`` of TEMPLATE on DATASET, after removing any stale result at OUT; returns OUT.
+    ``memory`` (a dict) receives the peak RSS in MiB of the whole process tree (``process_memory``;
+    the harness process itself is small and included)."""
+    from process_memory import PeakMemory
+
     remove_stale(out)
     command = [sys.executable, str(HARNESS), "run", "--dataset", str(dataset_path(dataset)),
                "--epsilon", f"{epsilon:g}", "--delta", f"{delta:g}", "--out", str(out), "--cmd", template]
@@ -85,7 +89,15 @@ def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, de
         command += ["--label", label]
     if timeout_s:
         command += ["--timeout", f"{timeout_s:g}"]
-    subprocess.run(command, check=False, cwd=ROOT, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
+    monitor = PeakMemory(process.pid)
+    if memory is not None:
+        monitor.start()
+    process.wait()
+    monitor.stop.set()
+    if memory is not None:
+        monitor.join()
+        memory.update(monitor.peak)
     return out
 
 

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -35,6 +33,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_memory import PeakMemory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 1_000_000
@@ -102,51 +103,6 @@ def to_delta(parquet: Path, delta: Path, spark=None) -> None:
     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in parquet.glob("*.parquet"))  # no Spark pass to count
     # as a parallel job would write it: files of about 500 k rows (one Spark task can read each)
     spark.read.parquet(str(parquet)).repartition(max(8, rows // 500_000)).write.format("delta").mode("overwrite").save(str(delta))
-
-
-class PeakMemory(threading.Thread):
-    """Peak RSS (MiB) of a process tree: the root Python process, the JVM, and the other Pythons."""
-
-    def __init__(self, pid: int):
-        super().__init__(daemon=True)
-        self.pid, self.peak, self.stop = pid, {"driver_py": 0.0, "jvm": 0.0, "workers_py": 0.0}, threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            sample = {"driver_py": 0.0, "jvm": 0.0, "workers_py": 0.0}
-            for pid in _tree(self.pid):
-                rss, name = _rss_and_name(pid)
-                key = "driver_py" if pid == self.pid else "jvm" if name == "java" else "workers_py"
-                sample[key] += rss
-            self.peak = {k: max(v, sample[k]) for k, v in self.peak.items()}
-            time.sleep(0.2)
-
-
-def _tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo.extend(children.get(pid, []))
-    return out
-
-
-def _rss_and_name(pid: int) -> tuple[float, str]:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
-        return 0.0, ""
-    fields = dict(line.split(":", 1) for line in status if ":" in line)
-    rss = float(fields.get("VmRSS", "0 kB").split()[0]) / 1024.0
-    return rss, fields.get("Name", "").strip()
 
 
 def run_once(delta: Path, schema: Path, engine: str, rows: int, out: Path) -> dict:
