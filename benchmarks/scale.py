@@ -16,7 +16,8 @@ Every run is a fresh `spark-synth run` process (profile ``local``, so local[*] =
 MLflow off) reading the Delta table and writing the same number of rows as a Delta table. Stage
 columns come from the run's JSON line; peak memory is polled from /proc every 0.2 s: the
 spark-synth Python driver, the JVM (driver and, in local mode, the executors too), and the sum of
-the Python workers.
+the Python workers. Spill (memory and disk bytes spilled by every task, not shuffle writes) is read
+from the run's Spark event log: the packaged ``local`` profile plus ``spark.eventLog.*``.
 """
 
 from __future__ import annotations
@@ -105,10 +106,41 @@ def to_delta(parquet: Path, delta: Path, spark=None) -> None:
     spark.read.parquet(str(parquet)).repartition(max(8, rows // 500_000)).write.format("delta").mode("overwrite").save(str(delta))
 
 
+def event_logged_profile(folder: Path) -> tuple[Path, Path]:
+    """The packaged ``local`` profile plus a Spark event log in ``folder/events`` (spill is read from it)."""
+    import yaml
+    from importlib.resources import files
+
+    profile = yaml.safe_load((files("spark_synth") / "conf" / "spark" / "local.yaml").read_text())
+    events = folder / "events"
+    shutil.rmtree(events, ignore_errors=True)
+    events.mkdir(parents=True)
+    profile["spark"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri()})
+    path = folder / "local_with_event_log.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path, events
+
+
+def spilled_mib(events: Path) -> dict:
+    """Memory and disk bytes spilled (MiB) over every task of the run, from its Spark event log
+    (``SparkListenerTaskEnd`` task metrics); shuffle writes are not spill and are not counted."""
+    memory = disk = 0
+    for log in events.iterdir():
+        with open(log, encoding="utf-8") as lines:
+            for line in lines:
+                if '"SparkListenerTaskEnd"' not in line:
+                    continue
+                metrics = json.loads(line).get("Task Metrics") or {}
+                memory += metrics.get("Memory Bytes Spilled", 0)
+                disk += metrics.get("Disk Bytes Spilled", 0)
+    return {"spill_memory_mib": memory / 2**20, "spill_disk_mib": disk / 2**20}
+
+
 def run_once(delta: Path, schema: Path, engine: str, rows: int, out: Path) -> dict:
+    profile, events = event_logged_profile(out.parent / "spark_events")
     command = [sys.executable, "-m", "spark_synth.cli", "run", "--input", str(delta), "--schema", str(schema), "--engine", engine,
                "--epsilon", "1", "--delta", "1e-9", "--rows", str(rows), "--output", str(out), "--overwrite", "--seed", "0",
-               "--no-mlflow"]
+               "--no-mlflow", "--spark-profile", str(profile)]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     memory = PeakMemory(process.pid)
@@ -120,7 +152,8 @@ def run_once(delta: Path, schema: Path, engine: str, rows: int, out: Path) -> di
     if process.returncode != 0:
         return {"error": stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {process.returncode}", "wall": wall}
     summary = json.loads(stdout.strip().splitlines()[-1])
-    return {"wall": wall, **summary.get("timings", {}), "passes": summary.get("measure_passes"), **memory.peak}
+    return {"wall": wall, **summary.get("timings", {}), "passes": summary.get("measure_passes"), **memory.peak,
+            **spilled_mib(events)}
 
 
 def main() -> None:
@@ -132,8 +165,8 @@ def main() -> None:
     args = parser.parse_args()
     bench = bench_folder()
     print("| shape | rows | engine | process s | measure s | noise s | fit s | sample+write s | passes | "
-          "driver py MiB | JVM MiB | workers py MiB |")
-    print("|---" * 12 + "|", flush=True)
+          "driver py MiB | JVM MiB | workers py MiB | spilled MiB (memory / disk) |")
+    print("|---" * 13 + "|", flush=True)
     for shape in args.shapes:
         csv, schema = source(Path(args.data), shape)
         for rows in args.rows:
@@ -147,11 +180,12 @@ def main() -> None:
                 r = run_once(delta, schema, engine, rows, out)
                 shutil.rmtree(out, ignore_errors=True)
                 if "error" in r:
-                    print(f"| {shape} | {rows:,} | {engine} | {r['wall']:.0f} | failed: {r['error']} |" + " |" * 7, flush=True)
+                    print(f"| {shape} | {rows:,} | {engine} | {r['wall']:.0f} | failed: {r['error']} |" + " |" * 8, flush=True)
                     continue
                 print(f"| {shape} | {rows:,} | {engine} | {r['wall']:.0f} | {r.get('measure', 0):.1f} | {r.get('noise', 0):.1f} | "
                       f"{r.get('fit', 0):.1f} | {r.get('sample_and_write', 0):.1f} | {r['passes']} | {r['driver_py']:.0f} | "
-                      f"{r['jvm']:.0f} | {r['workers_py']:.0f} |", flush=True)
+                      f"{r['jvm']:.0f} | {r['workers_py']:.0f} | {r['spill_memory_mib']:.0f} / {r['spill_disk_mib']:.0f} |",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ through its interface holds them; they are never returned or logged.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Callable, Sequence
@@ -21,7 +22,7 @@ from .engines.base import SCORE_KINDS, MeasurementOracle
 from .errors import InternalError, ParameterError
 from .logs import layer
 from .privacy import NoisyMeasurement, PrivacyFilter, release_query, select_index
-from .queries import MarginalQuery, Query
+from .queries import MarginalQuery, MomentQuery, Query
 from .schema import Schema
 
 AnswerSource = Callable[[list], list]
@@ -74,14 +75,27 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
     return _oracle_over(schema, privacy_filter, exact_answers, clock, rows)
 
 
-def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, clock: dict, rows: RowSampler | None) -> MeasurementOracle:
+def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, clock: dict, rows: RowSampler | None,
+                 scope: tuple[str, ...] | None = None) -> MeasurementOracle:
+    """The oracle interface; ``scope`` (a child's columns, e.g. a DGM partition's) limits the
+    queries to those columns, and moment queries then embed those columns only."""
+    view = schema if scope is None else Schema(tuple(schema[c] for c in scope), name=schema.name)
+    scoped: dict = {}  # each moment query's scoped copy, made once (queries are cached by identity)
+
     def check_queries(queries, what: str) -> list[Query]:
         queries = list(queries)
         for q in queries:
             if not isinstance(q, Query):
                 raise InternalError(f"{what} got {type(q).__name__}, not a Query")
-            q.answer_shape(schema)  # unknown columns etc. fail here, before anything is spent
-        return queries
+            q.answer_shape(view)  # unknown columns etc. fail here, before anything is spent
+        return [scoped_query(q) for q in queries]
+
+    def scoped_query(query: Query) -> Query:
+        if scope is None or not isinstance(query, MomentQuery) or query.columns is not None:
+            return query
+        if query not in scoped:
+            scoped[query] = dataclasses.replace(query, columns=tuple(view.names))
+        return scoped[query]
 
     class Oracle(MeasurementOracle):
         __slots__ = ()
@@ -145,8 +159,16 @@ def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, c
                                  + (", ..." if n > 5 else ""))
             return candidates[index]
 
-        def child(self, rho: float, label: str) -> MeasurementOracle:
-            return _oracle_over(schema, privacy_filter.child(rho, label), exact_answers, clock, rows)
+        def child(self, rho: float, label: str, columns: Sequence[str] | None = None) -> MeasurementOracle:
+            if columns is not None:
+                columns = tuple(columns)
+                unknown = [c for c in columns if c not in view.names]
+                if unknown or not columns or len(set(columns)) != len(columns):
+                    raise ParameterError(f"columns of child oracle {label!r}", f"distinct columns among {list(view.names)}",
+                                         list(columns))
+                columns = tuple(c for c in view.names if c in columns)  # schema order
+            return _oracle_over(schema, privacy_filter.child(rho, label), exact_answers, clock, rows,
+                                scope if columns is None else columns)
 
         def rows_not_covered_by_dp(self, n_rows: int, seed: int, purpose: str) -> np.ndarray:
             if rows is None:

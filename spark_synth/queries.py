@@ -175,6 +175,9 @@ class MomentQuery(Query):
     fraction_bits: int | None = None
     value_knots: dict | None = field(default=None, repr=False)
     max_rows: int = DEFAULT_MAX_ROWS
+    #: The columns the embedding spans, in schema order (None: every column of the schema the
+    #: query is answered over). A scoped oracle (a DGM partition's) sets it; public either way.
+    columns: tuple[str, ...] | None = None
 
     #: Released sums must fit a signed 64-bit integer (OpenDP's exact discrete Gaussian input).
     MAX_ABS_SUM: ClassVar[int] = 2**62
@@ -185,6 +188,9 @@ class MomentQuery(Query):
             raise ParameterError(f"fraction_bits of {self.name!r}", f"a whole number in [1, {MAX_FRACTION_BITS}], or None "
                                  "(derived from max_rows)", bits)
         object.__setattr__(self, "fraction_bits", bits)
+        if self.columns is not None:
+            if not isinstance(self.columns, tuple) or not self.columns or not all(isinstance(c, str) for c in self.columns):
+                raise ParameterError(f"columns of {self.name!r}", "a non-empty tuple of column names, or None", self.columns)
 
     @property
     def n_directions(self) -> int:

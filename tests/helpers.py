@@ -96,8 +96,10 @@ class ExactOracle:
                 self.calls.append(("select", score_kind, rho))
                 return candidates[int(np.argmax(errors))]
 
-            def child(self, rho, label):
-                return ExactOracle(frame, schema, rho)
+            def child(self, rho, label, columns=None):
+                if columns is None:
+                    return ExactOracle(frame, schema, rho)
+                return ExactOracle(frame, Schema(tuple(c for c in schema.columns if c.name in columns), name=schema.name), rho)
 
         return Exact()
 

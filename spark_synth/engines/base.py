@@ -72,9 +72,10 @@ class MeasurementOracle(ABC):
         answer's real units). ``weights`` (≥ 0) and ``offsets`` must be public."""
 
     @abstractmethod
-    def child(self, rho: float, label: str) -> "MeasurementOracle":
+    def child(self, rho: float, label: str, columns: Sequence[str] | None = None) -> "MeasurementOracle":
         """An oracle holding ``rho`` of this one's budget (reserved now); its calls are reported
-        under this one, labelled ``label``."""
+        under this one, labelled ``label``. With ``columns`` it answers queries over those columns
+        only, as if the table had no others (a DGM partition's engine sees its sub-schema)."""
 
     def rows_not_covered_by_dp(self, n_rows: int, seed: int, purpose: str) -> np.ndarray:
         """At most ``n_rows`` real rows (uniform, seeded) as an (n, d) code matrix — NOT

@@ -92,7 +92,10 @@ class MomentSummer(Accumulator):
 
     def __init__(self, schema: Schema, query: MomentQuery):
         super().__init__(schema, query)
-        self.embedding = Embedding(schema, query.value_knots)
+        # the embedding spans query.columns (a scoped oracle's columns) or the whole schema
+        self.index = None if query.columns is None else [_column_index(schema, c, query) for c in query.columns]
+        view = schema if self.index is None else Schema(tuple(schema.columns[j] for j in self.index), name=schema.name)
+        self.embedding = Embedding(view, query.value_knots)
         if query.directions.shape[1] != self.embedding.width:
             raise ParameterError(f"directions of {query.name!r}", f"{self.embedding.width} coordinates (the embedding's width)",
                                  query.directions.shape[1])
@@ -101,14 +104,26 @@ class MomentSummer(Accumulator):
         self.tables = MomentTables(self.embedding, query, grid, projection_unit(grid)) if moment_kernel.COMPILED else None
 
     def add(self, batch: RowBatch) -> None:
+        codes, numbers = batch.codes, batch.numbers
+        if self.index is not None:  # the embedding's columns only, renumbered
+            codes = codes[:, self.index]
+            numbers = {k: numbers[j] for k, j in enumerate(self.index) if j in numbers}
         if self.tables is None:  # no numba: the reference, on the dense embedding
-            for part in fixed_point_chunks(batch.embedded(self.embedding), self.query):
+            embedded = (batch.embedded(self.embedding) if self.index is None
+                        else self.embedding.embed(batch.frame, batch.policy, codes=codes, numbers=numbers)[0])
+            for part in fixed_point_chunks(embedded, self.query):
                 self.accumulate(part.ravel())
             return
-        values = self.tables.numeric_values(self.embedding.value_coordinates(batch.frame, batch.codes, batch.numbers), len(batch))
+        values = self.tables.numeric_values(self.embedding.value_coordinates(batch.frame, codes, numbers), len(batch))
         for start in range(0, len(batch), _ROWS_PER_CHUNK):
             stop = start + _ROWS_PER_CHUNK
-            self.accumulate(self.tables.chunk_sums(batch.codes[start:stop], values[start:stop]).ravel())
+            self.accumulate(self.tables.chunk_sums(codes[start:stop], values[start:stop]).ravel())
+
+
+def _column_index(schema: Schema, name: str, query: MomentQuery) -> int:
+    if name not in schema.names:
+        raise ParameterError(f"columns of {query.name!r}", f"columns of the table's schema {list(schema.names)}", name)
+    return schema.names.index(name)
 
 
 def measure_moment_sums(df, schema: Schema, query: MomentQuery, policy: OutOfDomainPolicy) -> np.ndarray:

@@ -261,3 +261,48 @@ def test_state_round_trip_samples_the_same_rows():
     again = DgmModel.from_state(model.to_state(), schema)
     assert np.array_equal(model.sample_codes(300, np.random.default_rng(4)), again.sample_codes(300, np.random.default_rng(4)))
     assert again.fit_summary() == model.fit_summary() and again.engines == ["independent", "fpt"]
+
+
+def _mixed(n=3000, seed=0):
+    """Numeric and categorical columns, for SPLICE partitions (moment queries)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(50, 10, n).clip(0, 100)
+    schema = schema_from_dict({"columns": [
+        {"name": "x", "type": "continuous", "min": 0, "max": 100, "nullable": False},
+        {"name": "y", "type": "continuous", "min": 0, "max": 100, "nullable": False},
+        {"name": "k", "type": "categorical", "categories": ["p", "q", "r"], "nullable": False},
+        {"name": "m", "type": "integer", "min": 0, "max": 9, "nullable": False}]})
+    frame = pd.DataFrame({"x": x, "y": (x + rng.normal(0, 2, n)).clip(0, 100), "k": rng.choice(["p", "q", "r"], n),
+                          "m": rng.integers(0, 10, n)})
+    return schema, frame
+
+
+def test_a_scoped_moment_query_embeds_only_its_columns():
+    from dataclasses import replace
+
+    from spark_synth.queries import MomentQuery
+    from spark_synth.schema.embedding import Embedding
+
+    schema, frame = _mixed(500)
+    part = schema_from_dict({"columns": [c.to_dict() for c in schema.columns if c.name in ("y", "k")]})
+    width = Embedding(part).width
+    directions = np.random.default_rng(3).normal(size=(6, width))
+    directions /= np.abs(directions).sum(axis=1, keepdims=True)  # |wᵀx| ≤ 1 on the [-1, 1] embedding
+    query = MomentQuery(name="m", directions=directions, degree=3)
+    alone = answer_frame(frame[["y", "k"]], part, [query])[0]
+    scoped = answer_frame(frame, schema, [replace(query, columns=("y", "k"))])[0]
+    assert np.array_equal(alone, scoped) and np.any(alone != 0)
+    with pytest.raises(ParameterError, match="directions"):  # unscoped, the same directions do not fit the table
+        answer_frame(frame, schema, [query])
+
+
+def test_splice_partitions_are_measured_over_their_own_columns():
+    schema, frame = _mixed()
+    model, privacy_filter = _fit(schema, frame, partitions=[["x", "k"], ["y", "m"]], engines="splice",
+                                 engine_options={"steps": 20}, validator="none")
+    assert [m.engine for m in model.models] == ["splice", "splice"]
+    assert privacy_filter.rho_remaining == pytest.approx(0.0, abs=1e-12)
+    child = oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9))).child(0.001, "p", ["k", "x"])
+    with pytest.raises(Exception, match="'y'"):  # a column outside the child's scope is refused before any spend
+        child.measure(MarginalQuery(("y",)), 0.0005)
+    assert child.rho_remaining == pytest.approx(0.001)

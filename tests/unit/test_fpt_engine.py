@@ -361,8 +361,8 @@ def _recording(oracle, released: dict):
         def select(self, *args, **kwargs):
             return oracle.select(*args, **kwargs)
 
-        def child(self, rho, label):
-            return oracle.child(rho, label)
+        def child(self, rho, label, columns=None):
+            return oracle.child(rho, label, columns)
 
     return Recording()
 

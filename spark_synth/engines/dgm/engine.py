@@ -74,7 +74,8 @@ class DgmEngine(Engine):
         # one split of what is left (the validator's share last): the children never add up to more
         shares = split_rho(left, weights + ([wanted_validator_rho] if wanted_validator_rho else []))
         validator_rho = shares.pop() if wanted_validator_rho else 0.0
-        children = [oracle.child(r, f"partition{k + 1}") for k, r in enumerate(shares)]
+        children = [oracle.child(r, f"partition{k + 1}", [schema.names[j] for j in p])
+                    for k, (r, p) in enumerate(zip(shares, partitions))]
         _log.info("dgm: %d partitions (%s), engines %s", len(partitions),
                   " | ".join(",".join(schema.columns[j].name for j in p) for p in partitions), [e.name for e in engines])
         models = _fit_partitions(schema, engines, partitions, children, tasks)
