@@ -277,9 +277,11 @@ def _mixed(n=3000, seed=0):
     return schema, frame
 
 
-def test_a_scoped_moment_query_embeds_only_its_columns():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_scoped_moment_query_embeds_only_its_columns(compiled, monkeypatch):
     from dataclasses import replace
 
+    from spark_synth.measure import moment_kernel
     from spark_synth.queries import MomentQuery
     from spark_synth.schema.embedding import Embedding
 
@@ -289,6 +291,7 @@ def test_a_scoped_moment_query_embeds_only_its_columns():
     directions = np.random.default_rng(3).normal(size=(6, width))
     directions /= np.abs(directions).sum(axis=1, keepdims=True)  # |wᵀx| ≤ 1 on the [-1, 1] embedding
     query = MomentQuery(name="m", directions=directions, degree=3)
+    monkeypatch.setattr(moment_kernel, "COMPILED", compiled and moment_kernel.COMPILED)  # the kernel, or the reference
     alone = answer_frame(frame[["y", "k"]], part, [query])[0]
     scoped = answer_frame(frame, schema, [replace(query, columns=("y", "k"))])[0]
     assert np.array_equal(alone, scoped) and np.any(alone != 0)

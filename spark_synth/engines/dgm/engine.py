@@ -3,7 +3,8 @@
 SELECT   the partitions: the user's (checked), or ``n_partitions`` groups from noisy 2-way
          associations (``association_share`` of ρ; the grouping is post-processing);
 MEASURE  each partition's engine talks to a child oracle holding its share of ρ (∝ its columns;
-         sequential composition — every partition sees every row); the DP validator
+         sequential composition — every partition sees every row), scoped to the partition's
+         columns (its queries, SPLICE's moment embeddings included, see only them); the DP validator
          (``validator_share``) privately selects the cross-partition pairs the random join gets
          most wrong (exponential mechanism against the partition models' own marginals) and
          measures them;
