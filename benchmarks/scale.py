@@ -115,7 +115,8 @@ def event_logged_profile(folder: Path) -> tuple[Path, Path]:
     events = folder / "events"
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir(parents=True)
-    profile["spark"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri()})
+    profile["spark"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
+                             "spark.eventLog.compress": "false"})  # plain JSON lines (Spark 4 compresses by default)
     path = folder / "local_with_event_log.yaml"
     path.write_text(yaml.safe_dump(profile))
     return path, events
@@ -125,7 +126,7 @@ def spilled_mib(events: Path) -> dict:
     """Memory and disk bytes spilled (MiB) over every task of the run, from its Spark event log
     (``SparkListenerTaskEnd`` task metrics); shuffle writes are not spill and are not counted."""
     memory = disk = 0
-    for log in events.iterdir():
+    for log in events.rglob("events_*"):  # Spark 4 writes a folder per run (events_N_<app>, plus status files)
         with open(log, encoding="utf-8") as lines:
             for line in lines:
                 if '"SparkListenerTaskEnd"' not in line:
