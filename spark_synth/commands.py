@@ -12,12 +12,9 @@ from pathlib import Path
 from ._version import __version__
 from .config import RunConfig, check_output_apart, check_rows, check_seed
 from .errors import ParameterError
-from .logs import layer
 from .pipeline import MODEL_FILE, Synthesizer
 from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
-
-_log = layer("pipeline")
 
 
 def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
@@ -31,7 +28,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     the train and hold-out parts (NOT private: see :mod:`spark_synth.evaluate`), logged in its own
     MLflow run nested under the fit's.
     """
-    from .io import check_output, write_output
+    from .io import check_output
     from .session import get_spark
 
     started = time.perf_counter()
@@ -63,10 +60,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
                             synth.model_.loss_curves())
             tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
             write_started = time.perf_counter()
-            _log.info("sample and write: %d rows to %s", config.rows, config.output)
-            written = write_output(spark, synth.sample(config.rows, seed=config.seed, spark=spark), location, config.overwrite,
-                                   synth.provenance())
-            synth.note_join()
+            written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark)
             timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
             tracker.log_output(written, config.rows, synth.last_seed_, timings, synth.last_join_)
         evaluation = None

@@ -135,7 +135,7 @@ class Synthesizer:
         ``source_model`` (a :class:`~spark_synth.io.SourceModel`) names the MLflow model this
         synthesizer was loaded from; :func:`spark_synth.track.write_model_sample` passes it.
         Returns where the rows went. Spends no privacy budget; works under Spark Connect too."""
-        from .io import check_output, write_output
+        from .io import check_output
 
         self._check_fitted()
         check_rows(n_rows)
@@ -144,10 +144,16 @@ class Synthesizer:
             from .session import get_spark
 
             spark = get_spark()
-        location = check_output(spark, output, overwrite)
-        _log.info("sample and write: %d rows to %s", n_rows, output)
-        provenance = self.provenance(source_model)
-        written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite, provenance)
+        return self.write_to(check_output(spark, output, overwrite), n_rows, seed, overwrite, spark, source_model)
+
+    def write_to(self, location, n_rows: int, seed: int | None, overwrite: bool, spark, source_model=None) -> str:
+        """:meth:`write` to an output ``location`` already checked by :func:`~spark_synth.io.check_output`
+        (``spark-synth run`` checks it before fitting): sample, write with provenance, note the join."""
+        from .io import write_output
+
+        _log.info("sample and write: %d rows to %s", n_rows, location.target)
+        written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite,
+                               self.provenance(source_model))
         self.note_join()
         return written
 

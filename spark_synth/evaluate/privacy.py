@@ -31,15 +31,19 @@ from __future__ import annotations
 import numpy as np
 
 
-def nearest_distances(queries: np.ndarray, reference: np.ndarray, chunk: int = 2048) -> np.ndarray:
-    """Euclidean distance from each query row to its nearest reference row (exact, chunked)."""
-    if len(reference) == 0:
+def nearest_distances(queries: np.ndarray, reference: np.ndarray, chunk: int = 2048,
+                      exclude_self: bool = False) -> np.ndarray:
+    """Euclidean distance from each query row to its nearest reference row (exact, chunked).
+    ``exclude_self`` (``queries`` is ``reference``): to the nearest OTHER row (a duplicate still counts)."""
+    if len(reference) <= int(exclude_self):
         return np.full(len(queries), np.inf)
     ref_sq = (reference * reference).sum(axis=1)
     out = np.empty(len(queries))
     for start in range(0, len(queries), chunk):
         q = queries[start:start + chunk]
         d = (q * q).sum(axis=1)[:, None] + ref_sq[None, :] - 2.0 * q @ reference.T
+        if exclude_self:
+            d[np.arange(len(q)), np.arange(start, start + len(q))] = np.inf
         out[start:start + chunk] = np.sqrt(np.maximum(d.min(axis=1), 0.0))
     # Exact zero for exact copies (the expansion above leaves round-off of ~1e-8).
     out[out < 1e-6] = 0.0
@@ -48,17 +52,7 @@ def nearest_distances(queries: np.ndarray, reference: np.ndarray, chunk: int = 2
 
 def nearest_other_distances(points: np.ndarray, chunk: int = 2048) -> np.ndarray:
     """Euclidean distance from each row to its nearest OTHER row of the same array (exact, chunked)."""
-    if len(points) < 2:
-        return np.full(len(points), np.inf)
-    sq = (points * points).sum(axis=1)
-    out = np.empty(len(points))
-    for start in range(0, len(points), chunk):
-        q = points[start:start + chunk]
-        d = sq[start:start + chunk][:, None] + sq[None, :] - 2.0 * q @ points.T
-        d[np.arange(len(q)), np.arange(start, start + len(q))] = np.inf  # not itself (a duplicate still counts)
-        out[start:start + chunk] = np.sqrt(np.maximum(d.min(axis=1), 0.0))
-    out[out < 1e-6] = 0.0
-    return out
+    return nearest_distances(points, points, chunk, exclude_self=True)
 
 
 def entropy_weights(train: np.ndarray, slices: dict[str, slice] | None) -> np.ndarray:
@@ -78,8 +72,8 @@ def entropy_weights(train: np.ndarray, slices: dict[str, slice] | None) -> np.nd
 def identification_risk(train: np.ndarray, synthetic: np.ndarray, slices: dict[str, slice] | None = None) -> float:
     """ε-identifiability (see the module docstring) of ``synthetic`` against ``train``."""
     w = entropy_weights(train, slices)
-    to_synthetic = nearest_distances(train * w, synthetic * w)
-    return float(np.mean(to_synthetic < nearest_other_distances(train * w)))
+    weighted = train * w
+    return float(np.mean(nearest_distances(weighted, synthetic * w) < nearest_other_distances(weighted)))
 
 
 def classifier_attack(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray, seed: int = 0) -> dict:
