@@ -251,7 +251,7 @@ def test_one_way_share_makes_the_expected_error_of_the_histograms_the_set_fracti
     weight = sum(c ** (2 / 3) for c in first_cells)
     assert _one_way_share(FptConfig(one_way_share=0.3), first_cells, 1000.0, rho) == 0.3  # given: used as is
     assert _one_way_share(FptConfig(one_way_share=None), first_cells, None, rho) == 0.2  # no target pairs (or a hierarchy)
-    assert FptConfig().one_way_share == 0.2  # the default is the fixed share
+    assert FptConfig().one_way_share is None  # the default is the rule
     assert _one_way_share(FptConfig(one_way_share=None), first_cells, 1e7, rho) == 0.05  # many rows: the floor
     assert _one_way_share(FptConfig(one_way_share=None), first_cells, 100.0, rho) == 0.2  # few rows: the ceiling
     for total in (20_000.0, 30_000.0):
@@ -260,10 +260,13 @@ def test_one_way_share_makes_the_expected_error_of_the_histograms_the_set_fracti
         # the cells^(2/3) split of share·ρ: mean expected L1 error of the histograms / rows = one_way_error
         sigmas = [1 / math.sqrt(2 * share * rho * c ** (2 / 3) / weight) for c in first_cells]
         error = sum(c * s * math.sqrt(2 / math.pi) for c, s in zip(first_cells, sigmas)) / (len(first_cells) * total)
-        assert error == pytest.approx(0.03, rel=1e-9)
+        assert error == pytest.approx(FptConfig().one_way_error, rel=1e-9)
     # fewer rows need more of ρ for the same relative error
     rule = FptConfig(one_way_share=None)
     assert _one_way_share(rule, first_cells, 20_000.0, rho) > _one_way_share(rule, first_cells, 30_000.0, rho)
+    # a smaller error aimed at takes more: ρ₁ ∝ 1/one_way_error²
+    tighter = FptConfig(one_way_share=None, one_way_error=FptConfig().one_way_error / 1.1)
+    assert _one_way_share(tighter, first_cells, 30_000.0, rho) == pytest.approx(1.21 * _one_way_share(rule, first_cells, 30_000.0, rho))
 
 
 @pytest.mark.parametrize("target", ["c", None])

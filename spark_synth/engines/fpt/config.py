@@ -22,8 +22,8 @@ class FptConfig:
     max_marginal_cells: int = 10_000
     max_model_cells: int = 2_000_000
     rounds_per_column: float = 4.0
-    one_way_share: float | None = 0.2
-    one_way_error: float = 0.03
+    one_way_share: float | None = None
+    one_way_error: float = 0.028
     compress_threshold: float = 3.0
     refine_dense: bool = False
     target_share: float = 0.2
