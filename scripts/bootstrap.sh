@@ -18,4 +18,8 @@ else
   # The cached venv may point at another clone: re-link the package (fast, no dependencies).
   "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$root" >&2
 fi
+touch "$venv/.last-used"
+if [ -z "${SPARK_SYNTH_VENV:-}" ]; then
+  "$root/scripts/prune_venvs.sh" "$HOME/.cache/spark-synth" "$venv" "${SPARK_SYNTH_VENV_KEEP_DAYS:-3}"
+fi
 echo "$venv"

@@ -117,6 +117,7 @@ def _runtime_venv(wheel: Path, pyspark: str = OTHER_PYSPARK, *pins: str) -> Path
         (venv / ".complete").touch()
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
                     "--force-reinstall", str(wheel)], check=True, capture_output=True, timeout=600)
+    (venv / ".last-used").touch()  # scripts/prune_venvs.sh removes runtimes unused for three days
     return venv
 
 
