@@ -78,8 +78,10 @@ def remove_stale(out: Path) -> None:
 def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, delta: float = 1e-9,
                 label: str | None = None, timeout_s: float | None = None, memory: dict | None = None) -> Path:
     """One ``harness.py run`` of TEMPLATE on DATASET, after removing any stale result at OUT; returns OUT.
-    ``memory`` (a dict) receives the peak RSS in MiB of the whole process tree (``process_memory``;
-    the harness process itself is small and included)."""
+    ``memory`` (a dict) receives the peak RSS in MiB of the whole process tree (``process_memory``):
+    ``total`` (the harness included: small while the run lasts, up to ~1.5 GB while it scores
+    afterwards, alone), ``run`` (the peak of everything below the harness: the run itself — driver,
+    JVM, Python workers), each part's own peak, and ``run_at_peak``, the parts at that instant."""
     from process_memory import PeakMemory
 
     remove_stale(out)
@@ -90,7 +92,7 @@ def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, de
     if timeout_s:
         command += ["--timeout", f"{timeout_s:g}"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
-    monitor = PeakMemory(process.pid)
+    monitor = PeakMemory(process.pid, root_key="harness")
     if memory is not None:
         monitor.start()
     process.wait()
@@ -98,6 +100,7 @@ def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, de
     if memory is not None:
         monitor.join()
         memory.update(monitor.peak)
+        memory.update(run=monitor.run_peak, run_at_peak=monitor.run_at_peak)
     return out
 
 

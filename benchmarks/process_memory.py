@@ -11,24 +11,46 @@ from pathlib import Path
 
 
 class PeakMemory(threading.Thread):
-    """Peak RSS (MiB) of a process tree, every 0.2 s: the root process (``driver_py``), the JVMs
-    (``jvm``), every other process (``workers_py``) and their sum at one instant (``total``)."""
+    """Peak RSS (MiB) of a process tree, every 0.2 s: the root process (``root_key``, by default
+    ``driver_py``), the JVMs (``jvm``), Spark's Python workers (``workers_py``), every other process
+    (``driver_py``: under the harness, spark-synth's own driver) and their sum at one instant
+    (``total``); ``at_peak`` holds each part's RSS at the instant the total peaked, ``run_peak`` and
+    ``run_at_peak`` the same for the processes below the root (what a wrapper such as the harness
+    runs)."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, root_key: str = "driver_py"):
         super().__init__(daemon=True)
-        self.pid, self.stop = pid, threading.Event()
-        self.peak = {"driver_py": 0.0, "jvm": 0.0, "workers_py": 0.0, "total": 0.0}
+        self.pid, self.root_key, self.stop = pid, root_key, threading.Event()
+        self.keys = list(dict.fromkeys([root_key, "driver_py", "jvm", "workers_py"]))
+        self.peak = {**{k: 0.0 for k in self.keys}, "total": 0.0}
+        self.at_peak: dict = {}
+        self.run_peak, self.run_at_peak = 0.0, {}
 
     def run(self) -> None:
         while not self.stop.is_set():
-            sample = {"driver_py": 0.0, "jvm": 0.0, "workers_py": 0.0}
+            sample = {k: 0.0 for k in self.keys}
             for pid in _tree(self.pid):
                 rss, name = _rss_and_name(pid)
-                key = "driver_py" if pid == self.pid else "jvm" if name == "java" else "workers_py"
-                sample[key] += rss
+                sample[self._part(pid, name)] += rss
             sample["total"] = sum(sample.values())
+            if sample["total"] > self.peak["total"]:
+                self.at_peak = dict(sample)
+            below = sample["total"] - sample[self.root_key]
+            if below > self.run_peak:
+                self.run_peak, self.run_at_peak = below, {k: v for k, v in sample.items() if k not in (self.root_key, "total")}
             self.peak = {k: max(v, sample[k]) for k, v in self.peak.items()}
             time.sleep(0.2)
+
+    def _part(self, pid: int, name: str) -> str:
+        if pid == self.pid:
+            return self.root_key
+        if name == "java":
+            return "jvm"
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            command = b""
+        return "workers_py" if b"pyspark.daemon" in command or b"pyspark.worker" in command else "driver_py"
 
 
 def _tree(root: int) -> list[int]:
