@@ -10,7 +10,7 @@ identification risk and membership-inference recall (``paper_privacy``) and wall
 "recovered" is (random − dp) / (random − base) on cross-partition 2-way TVD.
 
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
-        [--runs 5] [--engine fpt] [--out-dir /tmp/dgm_bench] [--base-dir /tmp/fpt_bench]
+        [--runs 5] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench] [--base-dir /tmp/fpt_bench]
 """
 
 from __future__ import annotations
@@ -86,6 +86,8 @@ def main(argv=None) -> int:
     parser.add_argument("--partitions", nargs="+", type=int, default=[2, 3, 4])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engine", default="fpt")
+    parser.add_argument("--engine-option", action="append", default=[],
+                        help="KEY=VALUE for every partition's engine (e.g. cpu_threads=1 when runs share the machine)")
     parser.add_argument("--out-dir", default="/tmp/dgm_bench")
     parser.add_argument("--base-dir", default=None,
                         help="reuse the whole-table runs of `fpt_vs_peers.py --out-dir DIR` (same engine defaults, same harness)")
@@ -103,9 +105,11 @@ def main(argv=None) -> int:
         for k in args.partitions:
             partitions = random_partitions(names, k)
             option = f"partitions={json.dumps(partitions)}"
+            engine_options = dict(o.split("=", 1) for o in args.engine_option)
+            extra = [f"engine_options={json.dumps({k: json.loads(v) for k, v in engine_options.items()})}"] if engine_options else []
             rows = {"base": base}
             for variant in ("none", "dp"):
-                rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}"], "dgm",
+                rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}", *extra], "dgm",
                                           f"dgm{k}_{variant}") for i in range(args.runs)]
             means = {}
             for variant, runs in rows.items():

@@ -61,7 +61,8 @@ def spark_synth_template(engine: str, options: list[str] = (), seed: int | None 
     """Harness ``--cmd`` template of ``spark-synth run --engine ENGINE`` (no seed: a random one, reported)."""
     cli = shlex.quote(str(Path(sys.executable).with_name("spark-synth")))
     seed_flag = "" if seed is None else f" --seed {int(seed)}"
-    extra = "".join(f" --engine-option {shlex.quote(o)}" for o in options)
+    # the harness fills the template with str.format: braces of an option's JSON are doubled
+    extra = "".join(f" --engine-option {shlex.quote(o)}".replace("{", "{{").replace("}", "}}") for o in options)
     return (f"{cli} run --input {{train_csv}} --schema {{schema}} --engine {shlex.quote(engine)} --epsilon {{epsilon}} "
             f"--delta {{delta}} --rows {{rows}}{seed_flag} --output {{output}} --no-mlflow{extra}")
 
