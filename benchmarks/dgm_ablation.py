@@ -10,7 +10,7 @@ identification risk and membership-inference recall (``paper_privacy``) and wall
 "recovered" is (random − dp) / (random − base) on cross-partition 2-way TVD.
 
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
-        [--runs 5] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench] [--base-dir /tmp/fpt_bench]
+        [--runs 5] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench] [--reuse] [--base-dir /tmp/fpt_bench]
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ def main(argv=None) -> int:
     parser.add_argument("--engine-option", action="append", default=[],
                         help="KEY=VALUE for every partition's engine (e.g. cpu_threads=1 when runs share the machine)")
     parser.add_argument("--out-dir", default="/tmp/dgm_bench")
+    parser.add_argument("--reuse", action="store_true", help="read the successful runs already in --out-dir instead of re-running them")
     parser.add_argument("--base-dir", default=None,
                         help="reuse the whole-table runs of `fpt_vs_peers.py --out-dir DIR` (same engine defaults, same harness)")
     args = parser.parse_args(argv)
@@ -110,7 +111,7 @@ def main(argv=None) -> int:
             rows = {"base": base}
             for variant in ("none", "dp"):
                 rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}", *extra], "dgm",
-                                          f"dgm{k}_{variant}") for i in range(args.runs)]
+                                          f"dgm{k}_{variant}", reuse=args.reuse) for i in range(args.runs)]
             means = {}
             for variant, runs in rows.items():
                 for r in runs:

@@ -4,7 +4,7 @@ yardstick (../shared/bench/harness.py: split, 2-way/3-way TVD, TSTR, wall second
 
 Memory is the peak resident set of the run's process tree (``process_memory``: spark-synth's
 driver Python, Spark's JVM and its Python workers, summed at each instant), with the three parts
-at that instant; "peak MB (tree)" adds the harness process, which peaks alone while it scores, since DGM moves the
+at that instant and the driver's and the workers' own peaks (on a cluster they are different machines); "peak MB (tree)" adds the harness process, which peaks alone while it scores, since DGM moves the
 partition fits into executor tasks, where the harness's own peak RSS (the largest process it reaps)
 does not look.
 
@@ -25,7 +25,8 @@ from harness_runs import harness_run, interval, read_run, spark_synth_template  
 DATASET = "diabetes_readmission"
 METRICS = [("tvd_2way", "2-way TVD"), ("tvd_3way", "3-way TVD"), ("tstr_best", "TSTR best"), ("wall_s", "wall s"),
            ("peak_run_mb", "peak MB (run)"), ("at_peak_driver_py_mb", "driver Python"), ("at_peak_jvm_mb", "JVM"),
-           ("at_peak_workers_py_mb", "Python workers"), ("peak_total_mb", "peak MB (tree)")]
+           ("at_peak_workers_py_mb", "Python workers"), ("peak_driver_py_mb", "driver's own peak"),
+           ("peak_workers_py_mb", "workers' own peak"), ("peak_total_mb", "peak MB (tree)")]
 
 
 def run(label: str, engine: str, options: list[str], index: int, out_dir: Path) -> dict:
@@ -33,6 +34,7 @@ def run(label: str, engine: str, options: list[str], index: int, out_dir: Path) 
     out = harness_run(DATASET, spark_synth_template(engine, options), out_dir / f"{DATASET}_{label}_{index}.json",
                       memory=memory)
     return {**read_run(out), "peak_run_mb": memory["run"], "peak_total_mb": memory["total"],
+            "peak_driver_py_mb": memory["driver_py"], "peak_workers_py_mb": memory["workers_py"],
             **{f"at_peak_{part}_mb": memory["run_at_peak"].get(part, 0.0) for part in ("driver_py", "jvm", "workers_py")}}
 
 

@@ -135,10 +135,13 @@ def read_run(out: Path) -> dict:
 
 
 def run_once(dataset: str, index: int, out_dir: Path, options: list[str], engine: str = "fpt",
-             label: str | None = None) -> dict:
+             label: str | None = None, reuse: bool = False) -> dict:
     """Run INDEX of ``spark-synth run --engine ENGINE`` at ε = 1, δ = 1e-9 (random sampling seed);
-    exits if it failed."""
+    exits if it failed. ``reuse``: a successful result already at its path is read, not run again
+    (to resume an interrupted benchmark with the same options)."""
     out = out_dir / f"{dataset}_{label or engine}_{index}.json"
+    if reuse and read_result(out)["status"] == "ok":
+        return read_run(out)
     return read_run(harness_run(dataset, spark_synth_template(engine, options), out))
 
 
