@@ -49,7 +49,13 @@ class PrivacyFilter:
 
     @property
     def rho_remaining(self) -> float:
-        return max(0.0, self.rho_total - math.fsum(self._charged + self._reserved))
+        """What is left, rounded down so that a call asking for exactly this much passes :meth:`check`
+        (total − spent can round up by an ulp, and a last round spending "what is left" then failed)."""
+        spent = self._charged + self._reserved
+        left = max(0.0, self.rho_total - math.fsum(spent))
+        while left > 0.0 and math.fsum([*spent, left]) > self.rho_total:
+            left = math.nextafter(left, 0.0)
+        return left
 
     def check(self, rho: float, what: str) -> None:
         """Refuse (before anything is computed) a call of cost ``rho`` that does not fit."""

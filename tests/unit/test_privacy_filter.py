@@ -81,3 +81,27 @@ def test_child_holds_a_fixed_share_and_reports_under_the_parent():
     report = privacy_filter.report()
     (entry,) = report.entries
     assert entry.scope == "partition[0]/fpt" and report.rho_spent == entry.rho
+
+
+def test_what_is_left_can_always_be_spent_exactly():
+    # total − fsum(spent) can round up by an ulp; a last round asking for rho_remaining was then
+    # refused (seen in a DGM partition's final FPT round). Here 0.2130… − (0.0255… + 0.0358… + 0.0156…)
+    # rounds up: the old rho_remaining did not pass check().
+    from spark_synth.privacy.report import ReportEntry
+
+    total, charges = 0.21304689817192501, [0.025574525903015125, 0.0358401210495346, 0.015684853493129272]
+    assert math.fsum([*charges, max(0.0, total - math.fsum(charges))]) > total  # the rounding this guards
+    child = PrivacyFilter(PrivacyBudget(50.0, 1e-9)).child(total, "part")
+    for i, rho in enumerate(charges):
+        child.charge(ReportEntry(kind="measurement", name=f"m{i}", query="q", mechanism="test", rho=rho))
+    left = child.rho_remaining
+    assert 0 < total - math.fsum(charges) - left < 1e-15
+    child.check(left, "the rest")  # passes
+    with pytest.raises(BudgetExhausted):
+        child.check(math.nextafter(total - math.fsum(charges), 1.0), "one ulp more")
+    rng = np.random.default_rng(0)
+    for _ in range(2000):  # and in general: spending exactly what is left always fits
+        f = PrivacyFilter(PrivacyBudget(50.0, 1e-9)).child(float(rng.uniform(1e-4, 1.0)), "p")
+        for rho in rng.uniform(0, f.rho_total / 7, size=int(rng.integers(1, 7))):
+            f.charge(ReportEntry(kind="measurement", name="m", query="q", mechanism="test", rho=float(rho)))
+        f.check(f.rho_remaining, "the rest")
