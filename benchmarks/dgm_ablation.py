@@ -95,6 +95,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    engine_options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.engine_option)}
+    extra = [f"engine_options={json.dumps(engine_options)}"] if engine_options else []
     print("| dataset | k | variant | " + " | ".join(title for _, title in METRICS) + " | recovered |")
     print("|---|---|---|" + "---|" * (len(METRICS) + 1))
     for dataset in args.datasets:
@@ -106,8 +108,6 @@ def main(argv=None) -> int:
         for k in args.partitions:
             partitions = random_partitions(names, k)
             option = f"partitions={json.dumps(partitions)}"
-            engine_options = dict(o.split("=", 1) for o in args.engine_option)
-            extra = [f"engine_options={json.dumps({k: json.loads(v) for k, v in engine_options.items()})}"] if engine_options else []
             rows = {"base": base}
             for variant in ("none", "dp"):
                 rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}", *extra], "dgm",

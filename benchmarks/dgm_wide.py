@@ -3,10 +3,11 @@ with 915 levels) vs DGM with that engine on every partition, ε = 1, δ = 1e-9, 
 yardstick (../shared/bench/harness.py: split, 2-way/3-way TVD, TSTR, wall seconds).
 
 Memory is the peak resident set of the run's process tree (``process_memory``: spark-synth's
-driver Python, Spark's JVM and its Python workers, summed at each instant), with the three parts
-at that instant and the driver's and the workers' own peaks (on a cluster they are different machines); "peak MB (tree)" adds the harness process, which peaks alone while it scores, since DGM moves the
+driver Python, Spark's JVM and its Python workers, summed at each instant), since DGM moves the
 partition fits into executor tasks, where the harness's own peak RSS (the largest process it reaps)
-does not look.
+does not look. Beside it: the three parts at that instant, the driver's and the workers' own peaks
+(on a cluster they are different machines), and "peak MB (tree)", which adds the harness process
+(it peaks alone, while it scores).
 
     python benchmarks/dgm_wide.py [--engine fpt] [--partitions 2 3] [--runs 1] [--out-dir /tmp/dgm_wide]
 

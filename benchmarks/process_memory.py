@@ -14,16 +14,14 @@ class PeakMemory(threading.Thread):
     """Peak RSS (MiB) of a process tree, every 0.2 s: the root process (``root_key``, by default
     ``driver_py``), the JVMs (``jvm``), Spark's Python workers (``workers_py``), every other process
     (``driver_py``: under the harness, spark-synth's own driver) and their sum at one instant
-    (``total``); ``at_peak`` holds each part's RSS at the instant the total peaked, ``run_peak`` and
-    ``run_at_peak`` the same for the processes below the root (what a wrapper such as the harness
-    runs)."""
+    (``total``); ``run_peak`` is the peak of the processes below the root (what a wrapper such as
+    the harness runs) and ``run_at_peak`` their parts at that instant."""
 
     def __init__(self, pid: int, root_key: str = "driver_py"):
         super().__init__(daemon=True)
         self.pid, self.root_key, self.stop = pid, root_key, threading.Event()
         self.keys = list(dict.fromkeys([root_key, "driver_py", "jvm", "workers_py"]))
         self.peak = {**{k: 0.0 for k in self.keys}, "total": 0.0}
-        self.at_peak: dict = {}
         self.run_peak, self.run_at_peak = 0.0, {}
 
     def run(self) -> None:
@@ -33,8 +31,6 @@ class PeakMemory(threading.Thread):
                 rss, name = _rss_and_name(pid)
                 sample[self._part(pid, name)] += rss
             sample["total"] = sum(sample.values())
-            if sample["total"] > self.peak["total"]:
-                self.at_peak = dict(sample)
             below = sample["total"] - sample[self.root_key]
             if below > self.run_peak:
                 self.run_peak, self.run_at_peak = below, {k: v for k, v in sample.items() if k not in (self.root_key, "total")}
