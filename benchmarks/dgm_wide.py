@@ -7,7 +7,8 @@ driver Python, Spark's JVM and its Python workers, summed at each instant), sinc
 partition fits into executor tasks, where the harness's own peak RSS (the largest process it reaps)
 does not look. Beside it: the three parts at that instant, the driver's and the workers' own peaks
 (on a cluster they are different machines), and "peak MB (tree)", which adds the harness process
-(it peaks alone, while it scores).
+(it peaks alone, while it scores). "peak MB (run, PSS)" is the run's physical memory: the RSS sum
+counts every shared library page once per process that maps it (torch's alone, ~400 MB a process).
 
     python benchmarks/dgm_wide.py [--engine fpt] [--partitions 2 3] [--runs 1] [--out-dir /tmp/dgm_wide]
 
@@ -25,7 +26,7 @@ from harness_runs import harness_run, interval, read_run, spark_synth_template  
 
 DATASET = "diabetes_readmission"
 METRICS = [("tvd_2way", "2-way TVD"), ("tvd_3way", "3-way TVD"), ("tstr_best", "TSTR best"), ("wall_s", "wall s"),
-           ("peak_run_mb", "peak MB (run)"), ("at_peak_driver_py_mb", "driver Python"), ("at_peak_jvm_mb", "JVM"),
+           ("peak_run_pss_mb", "peak MB (run, PSS)"), ("peak_run_mb", "peak MB (run, RSS sum)"), ("at_peak_driver_py_mb", "driver Python"), ("at_peak_jvm_mb", "JVM"),
            ("at_peak_workers_py_mb", "Python workers"), ("peak_driver_py_mb", "driver's own peak"),
            ("peak_workers_py_mb", "workers' own peak"), ("peak_total_mb", "peak MB (tree)")]
 
@@ -34,7 +35,7 @@ def run(label: str, engine: str, options: list[str], index: int, out_dir: Path) 
     memory: dict = {}
     out = harness_run(DATASET, spark_synth_template(engine, options), out_dir / f"{DATASET}_{label}_{index}.json",
                       memory=memory)
-    return {**read_run(out), "peak_run_mb": memory["run"], "peak_total_mb": memory["total"],
+    return {**read_run(out), "peak_run_pss_mb": memory["run_pss"], "peak_run_mb": memory["run"], "peak_total_mb": memory["total"],
             "peak_driver_py_mb": memory["driver_py"], "peak_workers_py_mb": memory["workers_py"],
             **{f"at_peak_{part}_mb": memory["run_at_peak"].get(part, 0.0) for part in ("driver_py", "jvm", "workers_py")}}
 

@@ -82,7 +82,8 @@ def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, de
     ``memory`` (a dict) receives the peak RSS in MiB of the whole process tree (``process_memory``):
     ``total`` (the harness included: small while the run lasts, up to ~1.5 GB while it scores
     afterwards, alone), ``run`` (the peak of everything below the harness: the run itself — driver,
-    JVM, Python workers), each part's own peak, and ``run_at_peak``, the parts at that instant."""
+    JVM, Python workers), each part's own peak, and ``run_at_peak``, the parts at that instant;
+    ``run_pss`` and ``run_at_peak_pss`` are the same for the PSS sum (shared library pages counted once)."""
     from process_memory import PeakMemory
 
     remove_stale(out)
@@ -101,7 +102,8 @@ def harness_run(dataset: str, template: str, out: Path, epsilon: float = 1.0, de
     if memory is not None:
         monitor.join()
         memory.update(monitor.peak)
-        memory.update(run=monitor.run_peak, run_at_peak=monitor.run_at_peak)
+        memory.update(run=monitor.run_peak, run_at_peak=monitor.run_at_peak, run_pss=monitor.pss_run_peak,
+                      run_at_peak_pss=monitor.pss_run_at_peak)
     return out
 
 

@@ -147,11 +147,12 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
     for key, value in spark_conf.items():
         builder = builder.config(key, value)
     if settings["master"]:  # local: persistent catalog under the home dir, and the Delta Lake jars
-        derby = f"-Dderby.system.home={home}"
+        # the profile's own JVM options are kept (the Derby home is added to them, not put in their place)
+        java_options = " ".join(filter(None, [spark_conf.get("spark.driver.extraJavaOptions"), f"-Dderby.system.home={home}"]))
         builder = (
             builder.config("spark.sql.catalogImplementation", "hive")
             .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true")
-            .config("spark.driver.extraJavaOptions", derby)
+            .config("spark.driver.extraJavaOptions", java_options)
         )
         jars = os.environ.get("SPARK_SYNTH_DELTA_JARS")
         if jars:

@@ -31,6 +31,8 @@ def spark(spark_home):
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
             "spark.driver.memory": "2g",
+            # a user's own JVM option: it must reach the JVM beside the session's (test_session_jvm.py)
+            "spark.driver.extraJavaOptions": "-Dspark_synth.test.marker=1",
         },
     )
     yield session

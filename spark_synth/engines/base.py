@@ -175,6 +175,12 @@ class Engine(ABC):
         """The engine's full configuration (for tracking)."""
         return asdict(self.options)
 
+    def planned_queries(self, schema: Schema) -> list[Query]:
+        """Queries (from the schema and options alone: public) whose exact answers this engine's
+        measurement will ask for; a caller measuring several engines (DGM's partitions) prepares
+        them together, so one scan answers all of them. An engine listing none scans on its own."""
+        return []
+
     # An engine may split fit() in two, so a caller can measure on the driver and fit elsewhere
     # (DGM fits its partitions as parallel executor tasks): measure() makes every oracle call and
     # returns a picklable value of noisy answers and public facts; fit_measurements() turns it into

@@ -16,7 +16,7 @@ from ..errors import InternalError
 from ..privacy import NoisyMeasurement
 from ..schema import Schema
 from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
-from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_releases
+from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_queries, one_way_releases
 from .postprocess import estimate_total
 
 
@@ -64,6 +64,10 @@ class IndependentEngine(Engine):
 
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> IndependentModel:
         return self.fit_measurements(schema, self.measure(schema, oracle))
+
+    def planned_queries(self, schema: Schema) -> list:
+        """Every column's full 1-way histogram (stage two's coarser ones are sums of them)."""
+        return one_way_queries(schema)
 
     def measure(self, schema: Schema, oracle: MeasurementOracle) -> list[NoisyMeasurement]:
         """Every column's 1-way histogram (two stages, one scan), ρ split evenly over the columns."""

@@ -108,6 +108,20 @@ def test_association_grouping_keeps_linked_columns_together():
     assert model.partitions == [(0, 1), (2, 3)]  # from noisy associations only
 
 
+@pytest.mark.parametrize("options, scans", [
+    ({"partitions": [["a", "c"], ["b", "d"]]}, 1),  # every partition's workload and the validator's pairs
+    ({"n_partitions": 2}, 2),  # the associations first: the partitions come from their releases
+])
+@pytest.mark.parametrize("engine", ["independent", "fpt"])
+def test_partitions_and_validator_are_measured_in_one_scan(options, scans, engine):
+    schema, frame = _linked(3000)
+    timings = {}
+    engine_options = {"rounds_per_column": 1, "iterations": 20, "final_iterations": 20} if engine == "fpt" else {}
+    get_engine("dgm", engines=engine, engine_options=engine_options, **options).fit(
+        schema, oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9)), timings=timings), LocalTaskRunner())
+    assert timings["scans"] == scans  # one per partition (and one for the validator) before
+
+
 def test_budget_shares_are_reported_per_partition_and_sum_to_the_total():
     schema, frame = _linked(3000)
     model, privacy_filter = _fit(schema, frame, partitions=[["a"], ["b", "c", "d"]], engines="independent")

@@ -77,6 +77,10 @@ class DgmEngine(Engine):
         validator_rho = shares.pop() if wanted_validator_rho else 0.0
         children = [oracle.child(r, f"partition{k + 1}", [schema.names[j] for j in p])
                     for k, (r, p) in enumerate(zip(shares, partitions))]
+        # one scan answers every partition engine's planned queries and the validator's candidates
+        oracle.prepare([q for e, p in zip(engines, partitions) for q in e.planned_queries(sub_schema(schema, p))]
+                       + ([_pair_query(schema, p, groupings) for p in _cross_pairs(schema, partitions, groupings)]
+                          if validator_rho else []))
         _log.info("dgm: %d partitions (%s), engines %s", len(partitions),
                   " | ".join(",".join(schema.columns[j].name for j in p) for p in partitions), [e.name for e in engines])
         models = _fit_partitions(schema, engines, partitions, children, tasks)
@@ -120,9 +124,7 @@ class DgmEngine(Engine):
     def _validator(self, schema: Schema, oracle: MeasurementOracle, partitions, models, groupings) -> PairRatioValidator | None:
         """Select (exponential mechanism) and measure the cross-partition pairs whose random-join answer
         is worst, against marginals estimated from draws of the partition models."""
-        home = {j: k for k, p in enumerate(partitions) for j in p}
-        pairs = [p for p in itertools.combinations(range(len(schema)), 2)
-                 if home[p[0]] != home[p[1]] and cells(schema, p, groupings) <= MAX_PAIR_CELLS]
+        pairs = _cross_pairs(schema, partitions, groupings)
         if not pairs:
             return None
         total = float(np.mean([m.estimated_rows for m in models]))
@@ -165,6 +167,13 @@ def _fit_measured(job, seed: int):
     """One partition's fit from its noisy measurements (a task: post-processing only)."""
     engine, schema, measured = job
     return engine.fit_measurements(schema, measured)
+
+
+def _cross_pairs(schema: Schema, partitions, groupings) -> list[tuple[int, int]]:
+    """The validator's candidate pairs: columns in different partitions, within the cell cap."""
+    home = {j: k for k, p in enumerate(partitions) for j in p}
+    return [p for p in itertools.combinations(range(len(schema)), 2)
+            if home[p[0]] != home[p[1]] and cells(schema, p, groupings) <= MAX_PAIR_CELLS]
 
 
 def _grouping_array(schema: Schema, j: int, groupings) -> np.ndarray:

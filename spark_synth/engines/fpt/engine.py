@@ -99,27 +99,20 @@ class FptEngine(Engine):
         choice = self.options.device
         return torch.device("cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu")
 
+    def planned_queries(self, schema: Schema) -> list:
+        """The whole workload's exact answers, asked in one scan (PMW: the first pass and every
+        candidate at full resolution; LP: everything it measures)."""
+        if self.options.mode == "lp":
+            return [c.query for c in _lp_workload(schema, self.options)[1]]
+        return _pmw_workload(schema, self.options).scan
+
     def _measure_pmw(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
         o, device = self.options, self._device()
         rho = oracle.rho_total
-        groupings = coarse_groupings(schema, o.numeric_groups)  # public: the model works on these groups
-        crosses = _checked_crosses(schema, o.hierarchy_crosses)
-        workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
-        cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
-                        for c in crosses if c != col.name]
-        weights = candidates_and_weights(workload + cross_scopes)
-        weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
-        levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
-        one_way = [MarginalQuery((name,)) for name in schema.names]
-        target = _target_index(schema, groupings) if o.target_share > 0 else None
-        pair_scopes = [] if target is None else [
-            tuple(sorted((j, target))) for j in range(len(schema))
-            if j != target and schema.columns[j].size * schema.columns[target].size <= o.max_marginal_cells]
-        target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope)) for scope in pair_scopes]
-        # every exact answer in one scan, at full resolution where a column is in ranges: the ranges
-        # chosen after the first releases (refined, compressed) are sums of these (MarginalQuery.coarsen)
-        oracle.prepare(one_way + [c.query for c in levels] + target_pairs
-                       + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
+        w = _pmw_workload(schema, o)
+        groupings, crosses, weights, levels, candidates = w.groupings, w.crosses, w.weights, w.levels, w.candidates
+        one_way, target, pair_scopes, target_pairs = w.one_way, w.target, w.pair_scopes, w.target_pairs
+        oracle.prepare(w.scan)  # every exact answer in one scan
 
         first = one_way + [c.query for c in levels]
         first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
@@ -207,21 +200,16 @@ class FptEngine(Engine):
     def _measure_lp(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
         """Measure the whole workload once (ρ split evenly) for the minimax LP (:mod:`.lp`)."""
         o = self.options
-        groupings = coarse_groupings(schema, o.numeric_groups)
+        groupings, measured, n_first = _lp_workload(schema, o)
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
-        crosses = _checked_crosses(schema, o.hierarchy_crosses)
-        workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
-        levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
-        one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
-        measured = one_way + levels + marginal_candidates(schema, dict.fromkeys(workload, 1.0), groupings) + crossed
         n_cells = sum(int(np.prod(c.query.answer_shape(schema))) for c in measured)
         if n_cells > o.lp_max_cells:
             raise ParameterError("fpt.lp_max_cells", f"at least the workload's {n_cells} cells (LP mode is for small "
                                  "workloads: use mode=pmw, or fewer/smaller marginals)", o.lp_max_cells)
         released = oracle.measure_many(list(zip([c.query for c in measured], split_rho(oracle.rho_remaining, [1.0] * len(measured)))))
-        total = estimate_total(released[: len(one_way) + len(levels)])
+        total = estimate_total(released[:n_first])
         refinements = {j: (groupings[j], probabilities_from_counts(m.values, total))
-                       for j, m in enumerate(released[: len(one_way)]) if groupings[j] is not None}
+                       for j, m in enumerate(released[: len(schema)]) if groupings[j] is not None}
         targets = [_lp_target(c, m, total, groupings[c.scope[0]]) for c, m in zip(measured, released)]
         return Measured(sizes, total, refinements, {"measured": [c.query.name for c in measured]}, lp_targets=targets)
 
@@ -248,6 +236,57 @@ class Measured:
     lp_targets: list | None = None
     target: int | None = None
     round_losses: list = field(default_factory=list)
+
+
+@dataclass
+class _Workload:
+    """PMW's public workload, from the schema and options alone: the columns' groupings, the
+    candidates and hierarchy levels, the 1-way and target-pair queries; ``scan`` is every exact
+    answer the loop can ask, at full resolution where a column is in ranges (the ranges chosen
+    after the first releases are sums of these, :meth:`MarginalQuery.coarsen`)."""
+
+    groupings: list
+    crosses: list
+    weights: dict
+    levels: list
+    candidates: list
+    one_way: list
+    target: int | None
+    pair_scopes: list
+    target_pairs: list
+    scan: list
+
+
+def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
+    groupings = coarse_groupings(schema, o.numeric_groups)  # public: the model works on these groups
+    crosses = _checked_crosses(schema, o.hierarchy_crosses)
+    workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
+    cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
+                    for c in crosses if c != col.name]
+    weights = candidates_and_weights(workload + cross_scopes)
+    weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
+    levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
+    one_way = [MarginalQuery((name,)) for name in schema.names]
+    target = _target_index(schema, groupings) if o.target_share > 0 else None
+    pair_scopes = [] if target is None else [
+        tuple(sorted((j, target))) for j in range(len(schema))
+        if j != target and schema.columns[j].size * schema.columns[target].size <= o.max_marginal_cells]
+    target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope)) for scope in pair_scopes]
+    scan = (one_way + [c.query for c in levels] + target_pairs
+            + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
+    return _Workload(groupings, crosses, weights, levels, candidates, one_way, target, pair_scopes, target_pairs, scan)
+
+
+def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], int]:
+    """LP mode's groupings, the candidates it measures (1-ways, hierarchy levels, the workload's
+    marginals, crossed levels) and how many lead the list as row-count estimates (1-ways and levels)."""
+    groupings = coarse_groupings(schema, o.numeric_groups)
+    crosses = _checked_crosses(schema, o.hierarchy_crosses)
+    workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
+    levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
+    one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
+    measured = one_way + levels + marginal_candidates(schema, dict.fromkeys(workload, 1.0), groupings) + crossed
+    return groupings, measured, len(one_way) + len(levels)
 
 
 @contextmanager

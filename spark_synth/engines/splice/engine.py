@@ -166,6 +166,11 @@ class SpliceEngine(Engine):
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> SpliceModel:
         return self.fit_measurements(schema, self.measure(schema, oracle))
 
+    def planned_queries(self, schema: Schema) -> list:
+        """The full 1-way histograms (the moment query is built per call and cached by identity, so
+        it keeps its own scan when another caller prepared these)."""
+        return one_way_queries(schema) if self.options.marginal_share > 0 else []
+
     def measure(self, schema: Schema, oracle: MeasurementOracle) -> list[NoisyMeasurement]:
         """1-way histograms (share ``marginal_share`` of ρ, :mod:`..one_way`) and the moment query (the
         rest). With ``quantile_encoding`` > 0 the moment query's numeric encoding is built from the
