@@ -9,8 +9,15 @@ TSTR, the harness's DCR share (rows closer to train than to test; 0.5 is ideal),
 identification risk and membership-inference recall (``paper_privacy``) and wall seconds.
 "recovered" is (random − dp) / (random − base) on cross-partition 2-way TVD.
 
+Runs use a random seed each (i.i.d.), so batches run at different times pool exactly: with
+``--records DIR`` every run's metrics are written there as a record (n = 1) and the table is over
+every record in DIR for its dataset, k and variant — this batch's and earlier ones'; a record may
+also be an earlier batch's summary (n, mean and standard deviation per metric).
+``--first-run N`` numbers this batch's runs N..runs-1 (the output files of earlier runs stay).
+
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
-        [--runs 5] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench] [--reuse] [--base-dir /tmp/fpt_bench]
+        [--runs 5] [--first-run 0] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench]
+        [--reuse] [--base-dir /tmp/fpt_bench] [--records benchmarks/records/dgm_ablation]
 """
 
 from __future__ import annotations
@@ -18,13 +25,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness_runs import SHARED, interval, read_run, run_once  # noqa: E402
+from harness_runs import SHARED, read_run, run_once  # noqa: E402
 
 sys.path.insert(0, str(SHARED / "bench"))
 import harness  # noqa: E402
@@ -85,6 +93,8 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["adult", "bank_marketing", "credit_default"])
     parser.add_argument("--partitions", nargs="+", type=int, default=[2, 3, 4])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--first-run", type=int, default=0, help="this batch runs indices first-run..runs-1")
+    parser.add_argument("--records", default=None, help="folder of per-run records to write and pool (module docstring)")
     parser.add_argument("--engine", default="fpt")
     parser.add_argument("--engine-option", action="append", default=[],
                         help="KEY=VALUE for every partition's engine (e.g. cpu_threads=1 when runs share the machine)")
@@ -97,31 +107,36 @@ def main(argv=None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     engine_options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.engine_option)}
     extra = [f"engine_options={json.dumps(engine_options)}"] if engine_options else []
-    print("| dataset | k | variant | " + " | ".join(title for _, title in METRICS) + " | recovered |")
-    print("|---|---|---|" + "---|" * (len(METRICS) + 1))
+    print("| dataset | k | variant | runs | " + " | ".join(title for _, title in METRICS) + " | recovered |")
+    print("|---|---|---|---|" + "---|" * (len(METRICS) + 1))
     for dataset in args.datasets:
         names = list(json.loads((SHARED / "data" / f"{dataset}.schema.json").read_text())["columns"])
         names = [c["name"] for c in names]
-        reused = [Path(args.base_dir) / f"{dataset}_{args.engine}_{i}.json" for i in range(args.runs)] if args.base_dir else []
+        indices = range(args.first_run, args.runs)
+        reused = [Path(args.base_dir) / f"{dataset}_{args.engine}_{i}.json" for i in indices] if args.base_dir else []
         base = ([read_run(path) for path in reused] if reused and all(p.exists() for p in reused)
-                else [run_once(dataset, i, out_dir, [], args.engine) for i in range(args.runs)])
+                else [run_once(dataset, i, out_dir, [], args.engine) for i in indices])
         for k in args.partitions:
             partitions = random_partitions(names, k)
             option = f"partitions={json.dumps(partitions)}"
             rows = {"base": base}
             for variant in ("none", "dp"):
                 rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}", *extra], "dgm",
-                                          f"dgm{k}_{variant}", reuse=args.reuse) for i in range(args.runs)]
+                                          f"dgm{k}_{variant}", reuse=args.reuse) for i in indices]
             means = {}
             for variant, runs in rows.items():
-                for r in runs:
+                for i, r in zip(indices, runs):
                     r["cross_2way"] = cross_partition_tvd(dataset, r["synthetic"], partitions)
                     r.update(paper_privacy(dataset, r["synthetic"]))
-                cells = []
+                    if args.records:
+                        write_record(Path(args.records), dataset, k, variant, Path(r["result"]).stem, r)
+                groups = (read_records(Path(args.records), dataset, k, variant) if args.records
+                          else [single(r) for r in runs])
+                cells = [f"n = {sum(g['n'] for g in groups)}"]
                 for key, _ in METRICS:
-                    mean, low, high = interval([r[key] for r in runs if r.get(key) is not None])
+                    mean, low, high = pooled_interval([g for g in groups if g["mean"].get(key) is not None], key)
                     means[(variant, key)] = mean
-                    cells.append(f"{mean:.4g} [{low:.4g}, {high:.4g}]" if args.runs > 1 else f"{mean:.4g}")
+                    cells.append(f"{mean:.4g}" if math.isnan(low) else f"{mean:.4g} [{low:.4g}, {high:.4g}]")
                 recovered = ""
                 if variant == "dp":
                     lost = means[("none", "cross_2way")] - means[("base", "cross_2way")]
@@ -130,6 +145,38 @@ def main(argv=None) -> int:
                 print(f"| {dataset} | {k} | {label} | " + " | ".join(cells) + f" | {recovered} |")
             sys.stdout.flush()
     return 0
+
+
+def single(run: dict) -> dict:
+    """One run as a record: n = 1, its metrics as the mean, no spread."""
+    values = {key: float(run[key]) for key, _ in METRICS if run.get(key) is not None}
+    return {"n": 1, "mean": values, "sd": {key: 0.0 for key in values}}
+
+
+def write_record(folder: Path, dataset: str, k: int, variant: str, run_name: str, run: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"dataset": dataset, "k": k, "variant": variant, "run": run_name, **single(run)}
+    (folder / f"{dataset}_k{k}_{variant}_{run_name}.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+def read_records(folder: Path, dataset: str, k: int, variant: str) -> list[dict]:
+    """Every record (single runs and earlier batches' summaries) for one dataset, k and variant."""
+    found = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return [r for r in found if (r["dataset"], r["k"], r["variant"]) == (dataset, k, variant)]
+
+
+def pooled_interval(groups: list[dict], key: str) -> tuple[float, float, float]:
+    """Mean and 90 % t-interval of the union of the groups' runs, from each group's n, mean and
+    standard deviation (the same numbers ``interval`` gives for the runs themselves)."""
+    from scipy import stats
+
+    n = sum(g["n"] for g in groups)
+    mean = sum(g["n"] * g["mean"][key] for g in groups) / n
+    if n < 2:
+        return mean, float("nan"), float("nan")
+    squares = sum((g["n"] - 1) * g["sd"][key] ** 2 + g["n"] * (g["mean"][key] - mean) ** 2 for g in groups)
+    half = stats.t.ppf(0.95, n - 1) * math.sqrt(squares / (n - 1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
 
 
 if __name__ == "__main__":
