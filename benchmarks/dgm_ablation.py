@@ -17,7 +17,7 @@ also be an earlier batch's summary (n, mean and standard deviation per metric).
 
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
         [--runs 5] [--first-run 0] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench]
-        [--reuse] [--base-dir /tmp/fpt_bench] [--records benchmarks/records/dgm_ablation]
+        [--reuse] [--base-dir /tmp/fpt_bench] [--records benchmarks/records/dgm_ablation] [--variants base none dp]
 """
 
 from __future__ import annotations
@@ -95,6 +95,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--first-run", type=int, default=0, help="this batch runs indices first-run..runs-1")
     parser.add_argument("--records", default=None, help="folder of per-run records to write and pool (module docstring)")
+    parser.add_argument("--variants", nargs="+", choices=["base", "none", "dp"], default=["base", "none", "dp"],
+                        help="which rows to run and print (base: the engine on the whole table)")
     parser.add_argument("--engine", default="fpt")
     parser.add_argument("--engine-option", action="append", default=[],
                         help="KEY=VALUE for every partition's engine (e.g. cpu_threads=1 when runs share the machine)")
@@ -114,33 +116,36 @@ def main(argv=None) -> int:
         names = [c["name"] for c in names]
         indices = range(args.first_run, args.runs)
         reused = [Path(args.base_dir) / f"{dataset}_{args.engine}_{i}.json" for i in indices] if args.base_dir else []
-        base = ([read_run(path) for path in reused] if reused and all(p.exists() for p in reused)
-                else [run_once(dataset, i, out_dir, [], args.engine) for i in indices])
+        base = [] if "base" not in args.variants else (
+            [read_run(path) for path in reused] if reused and all(p.exists() for p in reused)
+            else [run_once(dataset, i, out_dir, [], args.engine, reuse=args.reuse) for i in indices])
         for k in args.partitions:
             partitions = random_partitions(names, k)
             option = f"partitions={json.dumps(partitions)}"
             rows = {"base": base}
-            for variant in ("none", "dp"):
+            for variant in [v for v in ("none", "dp") if v in args.variants]:
                 rows[variant] = [run_once(dataset, i, out_dir, [option, f"engines={args.engine}", f"validator={variant}", *extra], "dgm",
                                           f"dgm{k}_{variant}", reuse=args.reuse) for i in indices]
-            means = {}
-            for variant, runs in rows.items():
-                for i, r in zip(indices, runs):
+            groups = {}
+            for variant in ("base", "none", "dp"):
+                runs = rows.get(variant, [])
+                for r in runs:
                     r["cross_2way"] = cross_partition_tvd(dataset, r["synthetic"], partitions)
                     r.update(paper_privacy(dataset, r["synthetic"]))
                     if args.records:
                         write_record(Path(args.records), dataset, k, variant, Path(r["result"]).stem, r)
-                groups = (read_records(Path(args.records), dataset, k, variant) if args.records
-                          else [single(r) for r in runs])
-                cells = [f"n = {sum(g['n'] for g in groups)}"]
+                groups[variant] = (read_records(Path(args.records), dataset, k, variant) if args.records
+                                   else [single(r) for r in runs])
+            cross = {v: pooled_interval(g, "cross_2way")[0] for v, g in groups.items() if g}
+            for variant in [v for v in ("base", "none", "dp") if v in args.variants and groups[v]]:
+                cells = [f"n = {sum(g['n'] for g in groups[variant])}"]
                 for key, _ in METRICS:
-                    mean, low, high = pooled_interval([g for g in groups if g["mean"].get(key) is not None], key)
-                    means[(variant, key)] = mean
+                    mean, low, high = pooled_interval([g for g in groups[variant] if g["mean"].get(key) is not None], key)
                     cells.append(f"{mean:.4g}" if math.isnan(low) else f"{mean:.4g} [{low:.4g}, {high:.4g}]")
                 recovered = ""
-                if variant == "dp":
-                    lost = means[("none", "cross_2way")] - means[("base", "cross_2way")]
-                    recovered = f"{(means[('none', 'cross_2way')] - means[('dp', 'cross_2way')]) / lost:.2f}" if lost > 0 else "–"
+                if variant == "dp" and {"base", "none"} <= set(cross):
+                    lost = cross["none"] - cross["base"]
+                    recovered = f"{(cross['none'] - cross['dp']) / lost:.2f}" if lost > 0 else "–"
                 label = {"base": f"{args.engine} whole table", "none": "dgm random join", "dp": "dgm DP validator"}[variant]
                 print(f"| {dataset} | {k} | {label} | " + " | ".join(cells) + f" | {recovered} |")
             sys.stdout.flush()
