@@ -257,10 +257,16 @@ class _Workload:
     scan: list
 
 
-def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
-    groupings = coarse_groupings(schema, o.numeric_groups)  # public: the model works on these groups
+def _marginal_workload(schema: Schema, o: FptConfig) -> tuple[list, list[str], list]:
+    """Both modes' start: the columns' groupings (public: the model works on these groups), the
+    checked hierarchy crosses and the workload's marginal scopes."""
+    groupings = coarse_groupings(schema, o.numeric_groups)
     crosses = _checked_crosses(schema, o.hierarchy_crosses)
-    workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
+    return groupings, crosses, marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
+
+
+def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
+    groupings, crosses, workload = _marginal_workload(schema, o)
     cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
                     for c in crosses if c != col.name]
     weights = candidates_and_weights(workload + cross_scopes)
@@ -280,9 +286,7 @@ def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
 def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], int]:
     """LP mode's groupings, the candidates it measures (1-ways, hierarchy levels, the workload's
     marginals, crossed levels) and how many lead the list as row-count estimates (1-ways and levels)."""
-    groupings = coarse_groupings(schema, o.numeric_groups)
-    crosses = _checked_crosses(schema, o.hierarchy_crosses)
-    workload = marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
+    groupings, crosses, workload = _marginal_workload(schema, o)
     levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
     one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
     measured = one_way + levels + marginal_candidates(schema, dict.fromkeys(workload, 1.0), groupings) + crossed

@@ -186,7 +186,7 @@ class SpliceEngine(Engine):
         rho_marginals, rho_moments = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
         adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
-            oracle.prepare([*one_way_queries(schema), plain])  # both in one scan
+            oracle.prepare([*self.planned_queries(schema), plain])  # both in one scan
         first, second = stage_budgets(split_rho(rho_marginals, [1.0] * len(schema)), o.one_way_fine_share)
         stage_one = measure_stage_one(schema, oracle, first)
         if estimate_total(stage_one) < o.min_moment_snr * gaussian_sigma(plain.l2_sensitivity, rho_moments):
