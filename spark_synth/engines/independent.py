@@ -18,6 +18,7 @@ from ..schema import Schema
 from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
 from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_queries, one_way_releases
 from .postprocess import estimate_total
+from .stratified import inverse_cdf, stratified_uniforms
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,8 +41,7 @@ class IndependentModel(FittedModel):
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         codes = np.empty((n_rows, len(self.probabilities)), dtype=np.int64)
         for j, cdf in enumerate(self._cumulative):
-            draws = np.searchsorted(cdf, rng.random(n_rows) * cdf[-1], side="right")
-            codes[:, j] = np.minimum(draws, len(cdf) - 1)
+            codes[:, j] = inverse_cdf(cdf, stratified_uniforms(n_rows, rng))
         return codes
 
     def to_state(self) -> dict:

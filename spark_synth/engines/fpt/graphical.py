@@ -17,8 +17,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
 import torch
 from networkx.algorithms.approximation import treewidth_min_fill_in
+
+from ..stratified import stratified_uniforms
 
 Scope = tuple[int, ...]
 Reducer = Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
@@ -301,15 +304,18 @@ class GibbsModel:
 
     def sample(self, n: int, generator: torch.Generator | int) -> torch.Tensor:
         """(n, d) int64 exact samples: the root bag from its marginal, then (root first) each bag's other
-        variables from their conditional given its separator's values; ``generator`` may be a seed."""
+        variables from their conditional given its separator's values; ``generator`` may be a seed.
+        Each row is an exact draw; the uniforms are stratified among rows that share a separator
+        value (:mod:`..stratified`), so every bag's counts are its expected counts, rounded."""
         tree = self._calibrated().tree
         if isinstance(generator, int):
             generator = torch.Generator(device=self.device).manual_seed(generator)
+        rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator, device=self.device)))
         out = torch.zeros((n, len(tree.sizes)), dtype=torch.int64, device=self.device)
         for bag, separator, conditional in zip(tree.bags, tree.separators, self._conditionals()):
             probabilities, rest = _split(conditional.exp(), bag, separator)
             rows = _flat_index(out[:, list(separator)], tree.shape(separator))
-            uniforms = torch.rand(n, generator=generator, dtype=torch.float64, device=self.device)
+            uniforms = torch.as_tensor(stratified_uniforms(n, rng, rows.cpu().numpy()), device=self.device)
             out[:, list(rest)] = _configurations(_inverse_cdf(probabilities, rows, uniforms), tree.shape(rest))
         return out
 

@@ -8,6 +8,7 @@ import torch
 from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
+from ..stratified import inverse_cdf, stratified_choice, stratified_uniforms
 from .graphical import GibbsModel, JunctionTree
 
 
@@ -49,7 +50,7 @@ class FptModel(FittedModel):
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         if self.support is not None:  # LP mode: a sparse distribution over the model's codes
-            codes = self.support[rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())]
+            codes = self.support[stratified_choice(self.weights, n_rows, rng)]
         else:
             seed = int(rng.integers(0, 2**63 - 1))
             codes = self.gibbs().sample(n_rows, torch.Generator().manual_seed(seed)).cpu().numpy().astype(np.int64)
@@ -93,12 +94,13 @@ def _refine(groups: np.ndarray, grouping: np.ndarray, fine: np.ndarray, rng: np.
     out = np.empty_like(groups)
     levels = 1 if given is None else given[0].shape[1]
     keys = groups * levels + (0 if given is None else given[1])
+    uniforms = stratified_uniforms(len(keys), rng, keys)
     for key in np.unique(keys):
         rows = np.flatnonzero(keys == key)
         members = np.flatnonzero(grouping == key // levels)
         weights = fine[members] if given is None else fine[members] * given[0][members, key % levels]
         if not weights.sum() > 0:
             weights = fine[members]
-        weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(members), 1.0 / len(members))
-        out[rows] = rng.choice(members, size=len(rows), p=weights)
+        weights = weights if weights.sum() > 0 else np.ones(len(members))
+        out[rows] = members[inverse_cdf(np.cumsum(weights), uniforms[rows])]
     return out

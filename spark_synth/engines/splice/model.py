@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
+from ..stratified import stratified_choice, stratified_uniforms
 from .gaussian import GaussianBlock
 
 
@@ -33,12 +34,12 @@ class SpliceModel(FittedModel):
         self._steps = gaussian.quantile_steps(self.weights) if gaussian is not None else None
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
-        components = rng.choice(len(self.weights), size=n_rows, p=self.weights / self.weights.sum())
+        components = stratified_choice(self.weights, n_rows, rng)
         order = np.argsort(components, kind="stable")  # rows grouped by component
         bounds = np.searchsorted(components[order], np.arange(len(self.weights) + 1))
         codes = np.empty((n_rows, self.n_columns), dtype=np.int64)
         for j, cdf in zip(self.code_columns, self._cumulative):
-            u = rng.random(n_rows) * cdf[components, -1]
+            u = stratified_uniforms(n_rows, rng, components) * cdf[components, -1]
             column = np.empty(n_rows, dtype=np.int64)
             for k in range(len(self.weights)):  # the code: how many of the component's CDF values are ≤ u
                 rows = order[bounds[k]:bounds[k + 1]]
