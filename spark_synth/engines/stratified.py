@@ -17,20 +17,34 @@ import numpy as np
 
 def stratified_uniforms(n: int, rng: np.random.Generator, groups: np.ndarray | None = None) -> np.ndarray:
     """``n`` uniforms on [0, 1), each exactly U(0, 1), evenly spread within each group of equal ``groups``
-    values (one group when None): the k-th of a group's m rows in a random order gets (k + U_group)/m."""
+    values (non-negative integers; one group when None): the k-th of a group's m rows in a random
+    order gets (k + U_group)/m."""
+    if groups is None:
+        return (rng.permutation(n) + rng.random()) / max(n, 1)
+    keys = np.asarray(groups)
+    if keys.shape != (n,) or not np.issubdtype(keys.dtype, np.integer) or (n and keys.min() < 0):
+        raise ValueError(f"groups must be {n} non-negative integers, not {keys.dtype} of shape {keys.shape}")
     if n == 0:
         return np.empty(0, dtype=np.float64)
-    keys = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups)
-    if keys.shape != (n,):
-        raise ValueError(f"groups must have shape ({n},), not {keys.shape}")
-    shuffled = rng.permutation(n)  # a row's rank within its group is uniformly random
-    order = shuffled[np.argsort(keys[shuffled], kind="stable")]  # rows grouped, random order within each group
-    _, starts, counts = np.unique(keys[order], return_index=True, return_counts=True)
-    group_of = np.repeat(np.arange(len(counts)), counts)
-    rank = np.arange(n) - starts[group_of]
+    keys = _small_keys(keys)
+    order = rng.permutation(n)  # a row's rank within its group is uniformly random
+    order = order[np.argsort(keys[order], kind="stable")]  # rows grouped, random order within each group
+    grouped = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+    counts = np.diff(np.append(starts, n))
     out = np.empty(n, dtype=np.float64)
-    out[order] = (rank + rng.random(len(counts))[group_of]) / counts[group_of]
+    out[order] = (np.arange(n) - np.repeat(starts, counts) + np.repeat(rng.random(len(counts)), counts)) / np.repeat(counts, counts)
     return out
+
+
+def _small_keys(keys: np.ndarray) -> np.ndarray:
+    """The same grouping with keys numbered densely, as uint16 when they fit (NumPy's stable sort is
+    then a radix sort: several times faster than on int64)."""
+    if int(keys.max()) >= 4 * len(keys) + 65_536:  # sparse large keys: number them by sorting
+        keys = np.unique(keys, return_inverse=True)[1].reshape(-1)
+    elif int(keys.max()) >= 65_536:
+        keys = (np.cumsum(np.bincount(keys) > 0) - 1)[keys]
+    return keys.astype(np.uint16) if int(keys.max()) < 65_536 else keys
 
 
 def inverse_cdf(cumulative: np.ndarray, uniforms: np.ndarray) -> np.ndarray:

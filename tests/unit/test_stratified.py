@@ -43,8 +43,14 @@ def test_counts_within_each_group_are_the_expected_counts_rounded():
 def test_bad_groups_and_empty_draws():
     rng = np.random.default_rng(0)
     assert stratified_uniforms(0, rng).shape == (0,)
-    with pytest.raises(ValueError, match="groups must have shape"):
-        stratified_uniforms(3, rng, np.zeros(2))
+    for bad in (np.zeros(2, dtype=int), np.zeros(3), np.array([0, -1, 2])):
+        with pytest.raises(ValueError, match="groups must be 3 non-negative integers"):
+            stratified_uniforms(3, rng, bad)
+    for wide in (np.array([5, 10**12, 5, 70_000, 10**12, 70_000]), np.array([5, 70_001, 5, 70_000, 70_001, 70_000])):
+        u = stratified_uniforms(6, rng, wide)  # large keys are renumbered, not misgrouped: pairs (k + U)/2
+        for key in set(wide.tolist()):
+            spread = np.sort(u[wide == key]) * 2 % 1
+            assert np.isclose(spread[0], spread[1])
     assert set(stratified_choice(np.array([0.0, 1.0, 0.0]), 50, rng)) == {1}  # zero weights never drawn
 
 

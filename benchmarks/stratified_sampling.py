@@ -1,0 +1,108 @@
+"""What stratified sampling removes: one fitted model, its rows drawn i.i.d. and stratified.
+
+For each engine, fits one model on the shared harness's train split of ``--dataset`` (ε = 1,
+δ = 1e-9) through the real oracle (OpenDP noise, pandas answers: no Spark), then draws as many rows
+as the split has ``--trials`` times with each sampler from the same seeds — the engines' own
+stratified uniforms (``spark_synth/engines/stratified.py``) and plain i.i.d. uniforms put in their
+place — and prints the harness's mean 1-, 2- and 3-way TVD against the train split. The model is
+the same for both samplers, so the difference is sampling noise only. Needs ``../shared`` (data
+and harness) and the split cached by ``harness.py split``. Prints a Markdown table; never asserts.
+
+    python benchmarks/stratified_sampling.py [--dataset adult] [--engines independent splice fpt] [--trials 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("SPARK_SYNTH_SHARED", ROOT.parent / "shared"))
+CACHE = Path(os.environ.get("DPBENCH_CACHE", "/tmp/dpbench_cache"))
+
+
+def load_harness():
+    spec = importlib.util.spec_from_file_location("harness", SHARED / "bench" / "harness.py")
+    harness = importlib.util.module_from_spec(spec)
+    sys.modules["harness"] = harness  # its dataclasses look their module up
+    spec.loader.exec_module(harness)
+    return harness
+
+
+def iid_uniforms(n, rng, groups=None):
+    """The i.i.d. baseline: what every engine drew before stratification."""
+    return rng.random(n)
+
+
+def sampling_modules():
+    """Every module that draws through ``stratified_uniforms`` (the baseline replaces it in each)."""
+    from spark_synth.engines import independent, stratified
+    from spark_synth.engines.fpt import graphical, model as fpt_model
+    from spark_synth.engines.splice import model as splice_model
+
+    return [stratified, independent, graphical, fpt_model, splice_model]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="adult")
+    parser.add_argument("--engines", nargs="+", default=["independent", "splice", "fpt"])
+    parser.add_argument("--trials", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    from spark_synth import load_schema
+    from spark_synth.engines import LocalTaskRunner, get_engine
+    from spark_synth.oracle import oracle_over_frame
+    from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+    from spark_synth.schema import decode_codes
+
+    harness = load_harness()
+    schema_path = SHARED / "data" / f"{args.dataset}.schema.json"
+    train_csv = CACHE / args.dataset / "train.csv"
+    if not train_csv.exists():
+        print(f"no cached split at {train_csv}: run `python {SHARED}/bench/harness.py split --dataset "
+              f"{SHARED}/data/{args.dataset} --cache-dir {CACHE}` first", file=sys.stderr)
+        return 2
+    schema = load_schema(str(schema_path))
+    frame = pd.read_csv(train_csv, dtype=str, keep_default_na=False, na_values=[""])
+    bench_schema = harness.Schema(str(schema_path))
+    real = harness.code_table(harness.read_table(str(train_csv)), bench_schema)
+    modules = sampling_modules()
+    stratified = modules[0].stratified_uniforms
+
+    print(f"{args.dataset}: {len(frame)} train rows, epsilon 1, one fit per engine, {args.trials} sampling seeds\n")
+    print("| engine | sampler | 1-way TVD | 2-way TVD | 3-way TVD |")
+    print("|---|---|---|---|---|")
+    for name in args.engines:
+        options = {} if name == "independent" else {"cpu_threads": 1}
+        started = time.perf_counter()
+        model = get_engine(name, **options).fit(
+            schema, oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9))), LocalTaskRunner())
+        print(f"<!-- {name}: fitted in {time.perf_counter() - started:.0f} s -->", file=sys.stderr)
+        for sampler, uniforms in (("i.i.d.", iid_uniforms), ("stratified", stratified)):
+            for module in modules:
+                module.stratified_uniforms = uniforms
+            scores = []
+            for trial in range(args.trials):
+                rng = np.random.default_rng(trial)
+                synthetic = decode_codes(model.sample_codes(len(frame), rng), schema, rng)
+                coded = harness.code_table(synthetic.astype(object).where(synthetic.notna(), None), bench_schema)
+                tvds = harness.marginal_tvds(real, coded, bench_schema)
+                scores.append([tvds["tvd_1way"], tvds["tvd_2way"], tvds["tvd_3way"]])
+            mean = np.mean(scores, axis=0)
+            print(f"| {name} | {sampler} | {mean[0]:.5f} | {mean[1]:.5f} | {mean[2]:.5f} |", flush=True)
+        for module in modules:
+            module.stratified_uniforms = stratified
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
