@@ -4,8 +4,9 @@ For each engine, fits one model on the shared harness's train split of ``--datas
 δ = 1e-9) through the real oracle (OpenDP noise, pandas answers: no Spark), then draws as many rows
 as the split has ``--trials`` times with each sampler from the same seeds — the engines' own
 stratified uniforms (``spark_synth/engines/stratified.py``) and plain i.i.d. uniforms put in their
-place — and prints the harness's mean 1-, 2- and 3-way TVD against the train split. The model is
-the same for both samplers, so the difference is sampling noise only. Needs ``../shared`` (data
+place — and prints the harness's mean 1-, 2- and 3-way TVD against the train split, and the seconds
+``sample_codes`` took (one process; compare the two samplers within a run). The model is the same
+for both samplers, so the difference in TVD is sampling noise only. Needs ``../shared`` (data
 and harness) and the split cached by ``harness.py split``. Prints a Markdown table; never asserts.
 
     python benchmarks/stratified_sampling.py [--dataset adult] [--engines independent splice fpt] [--trials 2]
@@ -79,8 +80,8 @@ def main(argv=None) -> int:
     stratified = modules[0].stratified_uniforms
 
     print(f"{args.dataset}: {len(frame)} train rows, epsilon 1, one fit per engine, {args.trials} sampling seeds\n")
-    print("| engine | sampler | 1-way TVD | 2-way TVD | 3-way TVD |")
-    print("|---|---|---|---|---|")
+    print("| engine | sampler | 1-way TVD | 2-way TVD | 3-way TVD | draw s |")
+    print("|---|---|---|---|---|---|")
     for name in args.engines:
         options = {} if name == "independent" else {"cpu_threads": 1}
         started = time.perf_counter()
@@ -93,12 +94,15 @@ def main(argv=None) -> int:
             scores = []
             for trial in range(args.trials):
                 rng = np.random.default_rng(trial)
-                synthetic = decode_codes(model.sample_codes(len(frame), rng), schema, rng)
+                started = time.perf_counter()
+                codes = model.sample_codes(len(frame), rng)
+                seconds = time.perf_counter() - started
+                synthetic = decode_codes(codes, schema, rng)
                 coded = harness.code_table(synthetic.astype(object).where(synthetic.notna(), None), bench_schema)
                 tvds = harness.marginal_tvds(real, coded, bench_schema)
-                scores.append([tvds["tvd_1way"], tvds["tvd_2way"], tvds["tvd_3way"]])
+                scores.append([tvds["tvd_1way"], tvds["tvd_2way"], tvds["tvd_3way"], seconds])
             mean = np.mean(scores, axis=0)
-            print(f"| {name} | {sampler} | {mean[0]:.5f} | {mean[1]:.5f} | {mean[2]:.5f} |", flush=True)
+            print(f"| {name} | {sampler} | {mean[0]:.5f} | {mean[1]:.5f} | {mean[2]:.5f} | {mean[3]:.2f} |", flush=True)
         for module in modules:
             module.stratified_uniforms = stratified
     return 0

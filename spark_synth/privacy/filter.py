@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from fractions import Fraction
 
 from ..errors import BudgetExhausted, InternalError, ParameterError
 from .budget import PrivacyBudget
@@ -30,9 +31,13 @@ def split_rho(total: float, weights) -> list[float]:
         raise ParameterError("budget weights", "a non-empty list of finite numbers > 0", weights)
     total_weight = math.fsum(weights)
     shares = [total * w / total_weight for w in weights]
-    while math.fsum(shares) > total:  # guard against upward rounding
+    while _exact_sum(shares) > Fraction(total):  # guard against upward rounding (exactly: a float sum can round down)
         shares = [math.nextafter(r, 0.0) for r in shares]
     return shares
+
+
+def _exact_sum(values) -> Fraction:
+    return sum(map(Fraction, values), Fraction(0))
 
 
 class PrivacyFilter:
@@ -46,21 +51,24 @@ class PrivacyFilter:
         self._log: list[ReportEntry] = []
         self._charged: list[float] = []
         self._reserved: list[float] = []
+        self._spent = Fraction(0)  # charged + reserved, summed exactly (floats are dyadic rationals)
 
     @property
     def rho_remaining(self) -> float:
-        """What is left, rounded down so that a call asking for exactly this much passes :meth:`check`
-        (total − spent can round up by an ulp, and a last round spending "what is left" then failed)."""
-        spent = self._charged + self._reserved
-        left = max(0.0, self.rho_total - math.fsum(spent))
-        while left > 0.0 and math.fsum([*spent, left]) > self.rho_total:
-            left = math.nextafter(left, 0.0)
-        return left
+        """What is left, rounded down so that a call asking for exactly this much — or for parts of
+        it that ``split_rho`` splits off — passes :meth:`check` (a rounded total − spent can be an
+        ulp too large, and a last round spending "what is left" then failed)."""
+        left = Fraction(self.rho_total) - self._spent
+        out = float(left)
+        if Fraction(out) > left:
+            out = math.nextafter(out, 0.0)
+        return max(0.0, out)
 
     def check(self, rho: float, what: str) -> None:
-        """Refuse (before anything is computed) a call of cost ``rho`` that does not fit."""
+        """Refuse (before anything is computed) a call of cost ``rho`` that does not fit: the exact
+        sum of every ρ charged or reserved, plus this one, must not exceed the total."""
         rho = check_rho(rho, what)
-        if math.fsum([*self._charged, *self._reserved, rho]) > self.rho_total:
+        if self._spent + Fraction(rho) > Fraction(self.rho_total):
             where = f" of {self.scope}" if self.scope else ""
             raise BudgetExhausted(f"{what} asks rho={rho!r} but only {self.rho_remaining!r} of the budget{where} "
                                   f"(rho={self.rho_total!r}) is left; nothing was measured")
@@ -69,6 +77,7 @@ class PrivacyFilter:
         """Record an accounted call (its certified ρ), refusing one that overspends."""
         self.check(entry.rho, f"{entry.kind} {entry.name!r}")
         self._charged.append(entry.rho)
+        self._spent += Fraction(entry.rho)
         self._log.append(entry if not self.scope else _scoped(entry, self.scope))
 
     def record_not_covered(self, name: str, description: str) -> None:
@@ -83,10 +92,11 @@ class PrivacyFilter:
             raise ParameterError("child oracle label", "a non-empty name without '/'", label)
         self.check(rho, f"child budget {label!r}")
         self._reserved.append(float(rho))
+        self._spent += Fraction(float(rho))
         child = object.__new__(PrivacyFilter)
         child.budget, child.fit_id, child.rho_total = self.budget, self.fit_id, float(rho)
         child.scope = f"{self.scope}/{label}" if self.scope else label
-        child._log, child._charged, child._reserved = self._log, [], []
+        child._log, child._charged, child._reserved, child._spent = self._log, [], [], Fraction(0)
         return child
 
     def report(self) -> PrivacyReport:

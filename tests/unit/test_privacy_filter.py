@@ -105,3 +105,24 @@ def test_what_is_left_can_always_be_spent_exactly():
         for rho in rng.uniform(0, f.rho_total / 7, size=int(rng.integers(1, 7))):
             f.charge(ReportEntry(kind="measurement", name="m", query="q", mechanism="test", rho=float(rho)))
         f.check(f.rho_remaining, "the rest")
+
+
+def test_a_split_of_what_is_left_can_be_spent_part_by_part():
+    # FPT's last round splits rho_remaining into a selection and a measurement share. split_rho kept
+    # fsum(shares) <= what is left, but a float sum can round down: the measurement was then refused
+    # by one ulp after the selection (a DGM partition on bank_marketing: 59 of these 2,000 cases
+    # failed before accounting became exact).
+    from spark_synth.privacy.report import ReportEntry
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        f = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+        child = f.child(f.rho_total * rng.uniform(0.1, 0.5), "p")
+        for _ in range(rng.integers(1, 8)):
+            rho = child.rho_remaining * rng.uniform(0.05, 0.4)
+            child.charge(ReportEntry(kind="measurement", name="m", query="q", mechanism="test", rho=rho))
+        select, measure = split_rho(child.rho_remaining, [0.1, 0.9])
+        child.charge(ReportEntry(kind="selection", name="s", query="q", mechanism="test", rho=select))
+        child.check(measure, "the last measurement")  # fits
+        with pytest.raises(BudgetExhausted):
+            child.check(math.nextafter(child.rho_remaining, 1.0) * (1 + 1e-12), "more than is left")
