@@ -18,6 +18,7 @@ also be an earlier batch's summary (n, mean and standard deviation per metric).
     python benchmarks/dgm_ablation.py [--datasets adult bank_marketing credit_default] [--partitions 2 3 4]
         [--runs 5] [--first-run 0] [--engine fpt] [--engine-option KEY=VALUE ...] [--out-dir /tmp/dgm_bench]
         [--reuse] [--base-dir /tmp/fpt_bench] [--records benchmarks/records/dgm_ablation] [--variants base none dp]
+    python benchmarks/dgm_ablation.py --records benchmarks/records/dgm_ablation --from-records   # the table, nothing run
 """
 
 from __future__ import annotations
@@ -104,7 +105,18 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse", action="store_true", help="read the successful runs already in --out-dir instead of re-running them")
     parser.add_argument("--base-dir", default=None,
                         help="reuse the whole-table runs of `fpt_vs_peers.py --out-dir DIR` (same engine defaults, same harness)")
+    parser.add_argument("--from-records", action="store_true", help="run nothing: print the table of the --records folder")
     args = parser.parse_args(argv)
+    if args.from_records:
+        if not args.records:
+            parser.error("--from-records needs --records DIR")
+        print("| dataset | k | variant | runs | " + " | ".join(title for _, title in METRICS) + " | recovered |")
+        print("|---|---|---|---|" + "---|" * (len(METRICS) + 1))
+        for dataset in args.datasets:
+            for k in args.partitions:
+                print_rows(dataset, k, {v: read_records(Path(args.records), dataset, k, v) for v in ("base", "none", "dp")},
+                           args.variants, args.engine)
+        return 0
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     engine_options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.engine_option)}
@@ -136,20 +148,25 @@ def main(argv=None) -> int:
                         write_record(Path(args.records), dataset, k, variant, Path(r["result"]).stem, r)
                 groups[variant] = (read_records(Path(args.records), dataset, k, variant) if args.records
                                    else [single(r) for r in runs])
-            cross = {v: pooled_interval(g, "cross_2way")[0] for v, g in groups.items() if g}
-            for variant in [v for v in ("base", "none", "dp") if v in args.variants and groups[v]]:
-                cells = [f"n = {sum(g['n'] for g in groups[variant])}"]
-                for key, _ in METRICS:
-                    mean, low, high = pooled_interval([g for g in groups[variant] if g["mean"].get(key) is not None], key)
-                    cells.append(f"{mean:.4g}" if math.isnan(low) else f"{mean:.4g} [{low:.4g}, {high:.4g}]")
-                recovered = ""
-                if variant == "dp" and {"base", "none"} <= set(cross):
-                    lost = cross["none"] - cross["base"]
-                    recovered = f"{(cross['none'] - cross['dp']) / lost:.2f}" if lost > 0 else "–"
-                label = {"base": f"{args.engine} whole table", "none": "dgm random join", "dp": "dgm DP validator"}[variant]
-                print(f"| {dataset} | {k} | {label} | " + " | ".join(cells) + f" | {recovered} |")
-            sys.stdout.flush()
+            print_rows(dataset, k, groups, args.variants, args.engine)
     return 0
+
+
+def print_rows(dataset: str, k: int, groups: dict, variants, engine: str) -> None:
+    """The table's rows for one dataset and k from each variant's records (pooled)."""
+    cross = {v: pooled_interval(g, "cross_2way")[0] for v, g in groups.items() if g}
+    for variant in [v for v in ("base", "none", "dp") if v in variants and groups.get(v)]:
+        cells = [f"n = {sum(g['n'] for g in groups[variant])}"]
+        for key, _ in METRICS:
+            mean, low, high = pooled_interval([g for g in groups[variant] if g["mean"].get(key) is not None], key)
+            cells.append(f"{mean:.4g}" if math.isnan(low) else f"{mean:.4g} [{low:.4g}, {high:.4g}]")
+        recovered = ""
+        if variant == "dp" and {"base", "none"} <= set(cross):
+            lost = cross["none"] - cross["base"]
+            recovered = f"{(cross['none'] - cross['dp']) / lost:.2f}" if lost > 0 else "–"
+        label = {"base": f"{engine} whole table", "none": "dgm random join", "dp": "dgm DP validator"}[variant]
+        print(f"| {dataset} | {k} | {label} | " + " | ".join(cells) + f" | {recovered} |")
+    sys.stdout.flush()
 
 
 def single(run: dict) -> dict:
