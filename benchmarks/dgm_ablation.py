@@ -110,8 +110,7 @@ def main(argv=None) -> int:
     if args.from_records:
         if not args.records:
             parser.error("--from-records needs --records DIR")
-        print("| dataset | k | variant | runs | " + " | ".join(title for _, title in METRICS) + " | recovered |")
-        print("|---|---|---|---|" + "---|" * (len(METRICS) + 1))
+        print_header()
         for dataset in args.datasets:
             for k in args.partitions:
                 print_rows(dataset, k, {v: read_records(Path(args.records), dataset, k, v) for v in ("base", "none", "dp")},
@@ -121,8 +120,7 @@ def main(argv=None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     engine_options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.engine_option)}
     extra = [f"engine_options={json.dumps(engine_options)}"] if engine_options else []
-    print("| dataset | k | variant | runs | " + " | ".join(title for _, title in METRICS) + " | recovered |")
-    print("|---|---|---|---|" + "---|" * (len(METRICS) + 1))
+    print_header()
     for dataset in args.datasets:
         names = list(json.loads((SHARED / "data" / f"{dataset}.schema.json").read_text())["columns"])
         names = [c["name"] for c in names]
@@ -150,6 +148,11 @@ def main(argv=None) -> int:
                                    else [single(r) for r in runs])
             print_rows(dataset, k, groups, args.variants, args.engine)
     return 0
+
+
+def print_header() -> None:
+    print("| dataset | k | variant | runs | " + " | ".join(title for _, title in METRICS) + " | recovered |")
+    print("|---|---|---|---|" + "---|" * (len(METRICS) + 1))
 
 
 def print_rows(dataset: str, k: int, groups: dict, variants, engine: str) -> None:

@@ -7,7 +7,7 @@ stratified uniforms (``spark_synth/engines/stratified.py``) and plain i.i.d. uni
 place — and prints the harness's mean 1-, 2- and 3-way TVD against the train split, and the seconds
 ``sample_codes`` took (one process; compare the two samplers within a run). The model is the same
 for both samplers, so the difference in TVD is sampling noise only. Needs ``../shared`` (data
-and harness) and the split cached by ``harness.py split``. Prints a Markdown table; never asserts.
+and harness); the split is the harness's own (``prepare_split``, cached). Prints a Markdown table; never asserts.
 
     python benchmarks/stratified_sampling.py [--dataset adult] [--engines independent splice fpt] [--trials 2]
 """
@@ -15,8 +15,6 @@ and harness) and the split cached by ``harness.py split``. Prints a Markdown tab
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,18 +22,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness_runs import ROOT, SHARED  # noqa: E402
+
 sys.path.insert(0, str(ROOT))
-SHARED = Path(os.environ.get("SPARK_SYNTH_SHARED", ROOT.parent / "shared"))
-CACHE = Path(os.environ.get("DPBENCH_CACHE", "/tmp/dpbench_cache"))
-
-
-def load_harness():
-    spec = importlib.util.spec_from_file_location("harness", SHARED / "bench" / "harness.py")
-    harness = importlib.util.module_from_spec(spec)
-    sys.modules["harness"] = harness  # its dataclasses look their module up
-    spec.loader.exec_module(harness)
-    return harness
+sys.path.insert(0, str(SHARED / "bench"))
+import harness  # noqa: E402
 
 
 def iid_uniforms(n, rng, groups=None):
@@ -65,16 +57,11 @@ def main(argv=None) -> int:
     from spark_synth.privacy import PrivacyBudget, PrivacyFilter
     from spark_synth.schema import decode_codes
 
-    harness = load_harness()
     schema_path = SHARED / "data" / f"{args.dataset}.schema.json"
-    train_csv = CACHE / args.dataset / "train.csv"
-    if not train_csv.exists():
-        print(f"no cached split at {train_csv}: run `python {SHARED}/bench/harness.py split --dataset "
-              f"{SHARED}/data/{args.dataset} --cache-dir {CACHE}` first", file=sys.stderr)
-        return 2
+    bench_schema = harness.Schema(schema_path)
+    train_csv = harness.prepare_split(str(SHARED / "data" / f"{args.dataset}.csv"), bench_schema)["train_csv"]
     schema = load_schema(str(schema_path))
     frame = pd.read_csv(train_csv, dtype=str, keep_default_na=False, na_values=[""])
-    bench_schema = harness.Schema(str(schema_path))
     real = harness.code_table(harness.read_table(str(train_csv)), bench_schema)
     modules = sampling_modules()
     stratified = modules[0].stratified_uniforms

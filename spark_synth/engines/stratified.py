@@ -38,12 +38,10 @@ def stratified_uniforms(n: int, rng: np.random.Generator, groups: np.ndarray | N
 
 
 def _small_keys(keys: np.ndarray) -> np.ndarray:
-    """The same grouping with keys numbered densely, as uint16 when they fit (NumPy's stable sort is
-    then a radix sort: several times faster than on int64)."""
-    if int(keys.max()) >= 4 * len(keys) + 65_536:  # sparse large keys: number them by sorting
+    """The same grouping as uint16 keys when they fit, numbered densely first if they are large
+    (NumPy's stable sort is then a radix sort: several times faster than on int64)."""
+    if int(keys.max()) >= 65_536:
         keys = np.unique(keys, return_inverse=True)[1].reshape(-1)
-    elif int(keys.max()) >= 65_536:
-        keys = (np.cumsum(np.bincount(keys) > 0) - 1)[keys]
     return keys.astype(np.uint16) if int(keys.max()) < 65_536 else keys
 
 

@@ -49,8 +49,6 @@ class PrivacyFilter:
         self.rho_total = budget.rho
         self.scope = ""
         self._log: list[ReportEntry] = []
-        self._charged: list[float] = []
-        self._reserved: list[float] = []
         self._spent = Fraction(0)  # charged + reserved, summed exactly (floats are dyadic rationals)
 
     @property
@@ -76,7 +74,6 @@ class PrivacyFilter:
     def charge(self, entry: ReportEntry) -> None:
         """Record an accounted call (its certified ρ), refusing one that overspends."""
         self.check(entry.rho, f"{entry.kind} {entry.name!r}")
-        self._charged.append(entry.rho)
         self._spent += Fraction(entry.rho)
         self._log.append(entry if not self.scope else _scoped(entry, self.scope))
 
@@ -91,12 +88,11 @@ class PrivacyFilter:
         if not isinstance(label, str) or not label or "/" in label:
             raise ParameterError("child oracle label", "a non-empty name without '/'", label)
         self.check(rho, f"child budget {label!r}")
-        self._reserved.append(float(rho))
         self._spent += Fraction(float(rho))
         child = object.__new__(PrivacyFilter)
         child.budget, child.fit_id, child.rho_total = self.budget, self.fit_id, float(rho)
         child.scope = f"{self.scope}/{label}" if self.scope else label
-        child._log, child._charged, child._reserved, child._spent = self._log, [], [], Fraction(0)
+        child._log, child._spent = self._log, Fraction(0)
         return child
 
     def report(self) -> PrivacyReport:

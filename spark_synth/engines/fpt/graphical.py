@@ -315,7 +315,8 @@ class GibbsModel:
         for bag, separator, conditional in zip(tree.bags, tree.separators, self._conditionals()):
             probabilities, rest = _split(conditional.exp(), bag, separator)
             rows = _flat_index(out[:, list(separator)], tree.shape(separator))
-            uniforms = torch.as_tensor(stratified_uniforms(n, rng, rows.cpu().numpy()), device=self.device)
+            groups = rows.cpu().numpy() if separator else None  # the root bag: one group, no sort
+            uniforms = torch.as_tensor(stratified_uniforms(n, rng, groups), device=self.device)
             out[:, list(rest)] = _configurations(_inverse_cdf(probabilities, rows, uniforms), tree.shape(rest))
         return out
 
