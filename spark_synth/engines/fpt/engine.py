@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from scipy.optimize import isotonic_regression
+from scipy.stats import norm
 
 from ...errors import ParameterError
 from ...logs import layer
@@ -42,13 +44,15 @@ from .graphical import JunctionTree
 from .lp import Target
 from .model import FptModel
 from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, first_shares, hierarchy_candidates,
-                       marginal_candidates, marginal_workload)
+                       marginal_candidates, marginal_workload, ordered_codes)
 
 _log = layer("engines")
 
 
-#: Codes counted below this many noise deviations get no rows inside a group that has codes above it.
+#: Codes counted below this many noise deviations get no rows inside a group that has codes above it
 FLOOR_SIGMAS = 2.0
+#: ... nor below the count that m codes of pure noise all stay under with probability 1 − this (m: the group's codes).
+FLOOR_FALSE_PASS = 0.05
 #: Prior weight of a group's target rates in a code's (target pairs' refinement), in noise deviations.
 TARGET_PRIOR_SIGMAS = 3.0
 
@@ -142,7 +146,7 @@ class FptEngine(Engine):
         observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         observations += [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
-        refinements = {j: (groupings[j], _within_group_shares(values, sigma, groupings[j]),
+        refinements = {j: (groupings[j], _within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
                            _target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
                        for j, (values, sigma) in enumerate(counts) if groupings[j] is not None}
         rounds = max(1, round(o.rounds_per_column * len(schema)))
@@ -388,15 +392,32 @@ def _target_index(schema: Schema, groupings) -> int | None:
     return t if groupings[t] is None else None
 
 
-def _within_group_shares(values: np.ndarray, sigma: float, grouping) -> np.ndarray:
-    """Weights of a column's codes inside their model groups from its noisy counts: codes whose count
-    is below ``FLOOR_SIGMAS``·σ get none where another code of their group passes it (a group of
-    sparse codes — compression's merged tail — would otherwise spread its rows over noise)."""
-    values = np.clip(np.asarray(values, dtype=np.float64), 0.0, None)
+def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: int = 0) -> np.ndarray:
+    """Weights of a column's codes inside their model groups from its noisy counts (post-processing).
+
+    A code *passes* when its count is above the largest of m pure-noise counts with probability
+    ``1 − FLOOR_FALSE_PASS`` (m: the codes of its group; at least ``FLOOR_SIGMAS``·σ): codes below
+    get none where another code of their group passes — a group of sparse codes (compression's
+    merged tail) would otherwise spread its rows over noise, or, with a fixed bar, give them all to
+    the one code whose noise happened to be largest. In a group where none passes, the first
+    ``ordered`` codes (an ordered column's values) get the least-squares fit of their counts that
+    decreases away from the column's nearest passing code (a tail thins out away from the bulk of
+    the data) instead of their scattered noisy counts; other codes keep their counts (clipped at 0)."""
+    values = np.asarray(values, dtype=np.float64)
     groups = np.asarray(grouping, dtype=np.int64)
-    passed = values >= FLOOR_SIGMAS * sigma
-    group_passes = np.bincount(groups, weights=passed, minlength=int(groups.max()) + 1) > 0
-    weights = np.where(passed | ~group_passes[groups], values, 0.0)
+    members = np.bincount(groups)
+    bar = np.maximum(FLOOR_SIGMAS, norm.isf(FLOOR_FALSE_PASS / members)) * sigma
+    passed = values >= bar[groups]
+    group_passes = np.bincount(groups, weights=passed, minlength=members.size) > 0
+    weights = np.where(passed | ~group_passes[groups], np.clip(values, 0.0, None), 0.0)
+    anchors = np.flatnonzero(passed[:ordered])
+    if anchors.size:
+        codes = np.arange(ordered)
+        distance = np.abs(codes[:, None] - anchors[None, :]).min(axis=1)
+        for group in np.flatnonzero(~group_passes):
+            tail = codes[groups[:ordered] == group]
+            tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
+            weights[tail] = np.clip(isotonic_regression(values[tail], increasing=False).x, 0.0, None)
     return weights / max(weights.sum(), 1e-12)
 
 

@@ -95,8 +95,7 @@ def coarse_groupings(schema: Schema, max_groups: int) -> list[tuple[int, ...] | 
     merge consecutive categories. 1-way histograms stay at full resolution."""
     out = []
     for column in schema:
-        ordered = column.type.value != "categorical"
-        if not ordered or column.hierarchy or column.n_values <= max_groups:
+        if not ordered_codes(column) or column.hierarchy or column.n_values <= max_groups:
             out.append(None)
             continue
         if column.type.is_discrete:
@@ -109,6 +108,12 @@ def coarse_groupings(schema: Schema, max_groups: int) -> list[tuple[int, ...] | 
         groups = np.unique(groups, return_inverse=True)[1]  # numbered 0..G−1, each used
         out.append(tuple(int(g) for g in groups) + ((int(groups.max()) + 1,) if column.nullable else ()))
     return out
+
+
+def ordered_codes(column) -> int:
+    """How many of the column's codes are ordered values (all but the null code of a numeric or
+    ordinal column; 0 for a categorical one)."""
+    return 0 if column.type.value == "categorical" else column.n_values
 
 
 def first_shares(cells_per_histogram: list[int]) -> list[float]:
