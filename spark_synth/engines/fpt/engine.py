@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from scipy.optimize import isotonic_regression
 from scipy.stats import norm
 
 from ...errors import ParameterError
@@ -412,12 +411,14 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
     weights = np.where(passed | ~group_passes[groups], np.clip(values, 0.0, None), 0.0)
     anchors = np.flatnonzero(passed[:ordered])
     if anchors.size:
+        from sklearn.isotonic import isotonic_regression
+
         codes = np.arange(ordered)
         distance = np.abs(codes[:, None] - anchors[None, :]).min(axis=1)
         for group in np.flatnonzero(~group_passes):
             tail = codes[groups[:ordered] == group]
             tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
-            weights[tail] = np.clip(isotonic_regression(values[tail], increasing=False).x, 0.0, None)
+            weights[tail] = isotonic_regression(values[tail], y_min=0.0, increasing=False)
     return weights / max(weights.sum(), 1e-12)
 
 
