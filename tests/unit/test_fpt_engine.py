@@ -197,6 +197,24 @@ def test_refined_model_resolves_a_dense_range_in_one_scan():
     assert clock["scans"] == 2  # one per fit: the refined marginals were summed from the scan's answers
 
 
+def test_a_column_without_nulls_gets_no_mass_on_its_null_code_from_the_noise():
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.integers(0, 50, n).astype(float),
+                          "c": np.where(rng.random(n) < 0.3, None, rng.choice(["p", "q"], n))})
+    schema = schema_from_dict({"columns": [{"name": "a", "type": "categorical", "categories": ["x", "y", "z"]},
+                                           {"name": "b", "type": "integer", "min": 0, "max": 49},
+                                           {"name": "c", "type": "categorical", "categories": ["p", "q"]}]})
+    oracle = oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(0.3, 1e-6)))  # real noise on every null cell
+    model = get_engine("fpt", rounds_per_column=1.0, iterations=20, final_iterations=50).fit(schema, oracle, LocalTaskRunner())
+    # a's null cell is pure noise (σ ≈ 70 rows): the model gives it nothing at all, c keeps its 30 %
+    assert "a" in model.fit_summary()["columns_without_nulls"] and "c" not in model.fit_summary()["columns_without_nulls"]
+    assert float(model.gibbs().marginal((0,))[schema.columns[0].null_code]) == 0.0  # a Gibbs model alone is > 0 everywhere
+    codes = model.sample_codes(20_000, np.random.default_rng(1))
+    assert not (codes[:, 0] == schema.columns[0].null_code).any()
+    assert abs((codes[:, 2] == schema.columns[2].null_code).mean() - 0.3) < 0.03
+
+
 def test_compressed_model_has_small_domains_refines_back_and_scans_once():
     rng = np.random.default_rng(5)
     n = 4000

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from scipy.stats import norm
 
-from ...errors import ParameterError
+from ...errors import InternalError, ParameterError
 from ...logs import layer
 from ...privacy import NoisyMeasurement, split_rho
 from ...queries import MarginalQuery
@@ -52,6 +52,8 @@ _log = layer("engines")
 FLOOR_SIGMAS = 2.0
 #: ... nor below the count that m codes of pure noise all stay under with probability 1 − this (m: the group's codes).
 FLOOR_FALSE_PASS = 0.05
+#: Log-potential of a code the model gives no mass (exp underflows to 0; finite, so sum-product stays NaN-free).
+ABSENT = -1.0e4
 #: Prior weight of a group's target rates in a code's (target pairs' refinement), in noise deviations.
 TARGET_PRIOR_SIGMAS = 3.0
 
@@ -94,7 +96,7 @@ class FptEngine(Engine):
             fitter.step = measured.step
             fitter.fit(observations, self.options.final_iterations)
             _log.info("fpt: final fit, %d mirror-descent steps, loss %.6g", len(fitter.history) - 1, fitter.loss)
-            model = FptModel([c.size for c in schema], measured.sizes, fitter.potentials(), measured.total,
+            model = FptModel([c.size for c in schema], measured.sizes, _without(fitter.potentials(), measured.absent), measured.total,
                              measured.refinements, summary=measured.summary, target=measured.target)
             return model.record_loss_curves({"round_loss": measured.round_losses, "final_loss": fitter.history})
 
@@ -141,6 +143,7 @@ class FptEngine(Engine):
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
             candidates = [c for c in candidates if _shape_key(c) in prepared]
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
+        absent = _absent_nulls(schema, counts, groupings)
         axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
         observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
@@ -195,9 +198,11 @@ class FptEngine(Engine):
                 rho_round *= 4.0  # σ halves: the model stopped learning at this noise level
         self.width_, self.largest_bag_ = tree.width, tree.largest_bag_cells
         summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
-                   "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_]}
+                   "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_],
+                   "columns_without_nulls": [schema.names[j] for j in absent]}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
-                        potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses)
+                        potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
+                        absent=absent)
 
 
     def _measure_lp(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
@@ -239,6 +244,7 @@ class Measured:
     lp_targets: list | None = None
     target: int | None = None
     round_losses: list = field(default_factory=list)
+    absent: dict = field(default_factory=dict)  # column → its null's model code, given no mass
 
 
 @dataclass
@@ -420,6 +426,38 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
             tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
             weights[tail] = isotonic_regression(values[tail], y_min=0.0, increasing=False)
     return weights / max(weights.sum(), 1e-12)
+
+
+def _absent_nulls(schema: Schema, counts: list, groupings) -> dict[int, int]:
+    """Per nullable column whose noisy null count (pooled) is below ``FLOOR_SIGMAS``·σ and whose null
+    code is a model code of its own: that model code, which the fitted model gives no mass (a
+    column without nulls gets none from the noise on its null cell; post-processing, as
+    ``independent``'s ``null_floor``)."""
+    absent = {}
+    for j, (column, (values, sigma), grouping) in enumerate(zip(schema, counts, groupings)):
+        null = column.null_code
+        if null is None or values[null] >= FLOOR_SIGMAS * sigma:
+            continue
+        if grouping is None:
+            absent[j] = null
+        elif list(grouping).count(grouping[null]) == 1:
+            absent[j] = int(grouping[null])
+    return absent
+
+
+def _without(potentials: dict, absent: dict) -> dict:
+    """``potentials`` with each column's absent model code given log-potential ``ABSENT`` (no mass)."""
+    potentials = dict(potentials)
+    for j, code in absent.items():
+        scope = next((s for s in potentials if j in s), None)
+        if scope is None:  # every column has its 1-way observation, so a potential
+            raise InternalError(f"fpt: column {j} has no potential to mask")
+        table = potentials[scope].clone()
+        index = [slice(None)] * table.dim()
+        index[scope.index(j)] = code
+        table[tuple(index)] = ABSENT
+        potentials[scope] = table
+    return potentials
 
 
 def _pooled_counts(one_way: NoisyMeasurement, scope: tuple, pair: NoisyMeasurement, target: int) -> tuple[np.ndarray, float]:
