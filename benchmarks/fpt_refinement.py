@@ -19,14 +19,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness_runs import ROOT, SHARED  # noqa: E402
-
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(SHARED / "bench"))
-import harness  # noqa: E402
+from in_process import coded_rows, fit, harness, load_split  # noqa: E402
 
 
 def fixed_floor_shares(values, sigma, grouping, ordered=0):
@@ -45,27 +40,19 @@ def main(argv=None) -> int:
     parser.add_argument("--fits", type=int, default=3)
     args = parser.parse_args(argv)
 
-    from spark_synth import load_schema
-    from spark_synth.engines import LocalTaskRunner, get_engine
     from spark_synth.engines.fpt import engine as fpt_engine
     from spark_synth.engines.fpt.model import FptModel
     from spark_synth.engines.fpt.workload import ordered_codes
-    from spark_synth.oracle import oracle_over_frame
-    from spark_synth.privacy import PrivacyBudget, PrivacyFilter
-    from spark_synth.schema import decode_codes
 
-    schema_path = SHARED / "data" / f"{args.dataset}.schema.json"
-    bench_schema = harness.Schema(schema_path)
-    real = harness.RealData(str(SHARED / "data" / f"{args.dataset}.csv"), bench_schema)
-    schema = load_schema(str(schema_path))
-    frame = pd.read_csv(real.meta["train_csv"], dtype=str, keep_default_na=False, na_values=[""])
+    split = load_split(args.dataset)
+    schema, real = split.schema, split.real
     current = fpt_engine._within_group_shares
     rules = {"fixed 2σ floor (former)": fixed_floor_shares, "current": current}
 
-    print(f"{args.dataset}: {len(frame)} train rows, epsilon 1, {args.fits} FPT fits, rows drawn with seed 0\n")
+    print(f"{args.dataset}: {len(split.frame)} train rows, epsilon 1, {args.fits} FPT fits, rows drawn with seed 0\n")
     print("| fit | rule | 1-way TVD | 2-way TVD | 3-way TVD | TSTR best | TSTR logreg |")
     print("|---|---|---|---|---|---|---|")
-    for fit in range(args.fits):
+    for run in range(args.fits):
         recorded = []
 
         def recording(values, sigma, grouping, ordered=0):
@@ -74,8 +61,7 @@ def main(argv=None) -> int:
 
         fpt_engine._within_group_shares = recording
         try:
-            state = get_engine("fpt", cpu_threads=1).fit(
-                schema, oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9))), LocalTaskRunner()).to_state()
+            state = fit("fpt", split, cpu_threads=1).to_state()
         finally:
             fpt_engine._within_group_shares = current
         for name, rule in rules.items():
@@ -83,12 +69,11 @@ def main(argv=None) -> int:
                            for (j, grouping, _, by_target), (values, sigma, _) in zip(state["refinements"], recorded)]
             model = FptModel.from_state({**state, "refinements": refinements}, schema)
             rng = np.random.default_rng(0)
-            synthetic = decode_codes(model.sample_codes(real.train.n, rng), schema, rng)
-            coded = harness.code_table(synthetic.astype(object).where(synthetic.notna(), None), bench_schema)
-            tvds = harness.marginal_tvds(real.train, coded, bench_schema)
-            ml = harness.ml_scores(coded, real.test, bench_schema)
+            coded = coded_rows(model.sample_codes(real.train.n, rng), split, rng)
+            tvds = harness.marginal_tvds(real.train, coded, split.bench_schema)
+            ml = harness.ml_scores(coded, real.test, split.bench_schema)
             logreg = next(iter(ml["learners"].values())).get(ml["metric"])
-            print(f"| {fit + 1} | {name} | {tvds['tvd_1way']:.4f} | {tvds['tvd_2way']:.4f} | {tvds['tvd_3way']:.4f} | "
+            print(f"| {run + 1} | {name} | {tvds['tvd_1way']:.4f} | {tvds['tvd_2way']:.4f} | {tvds['tvd_3way']:.4f} | "
                   f"{ml['best']:.4f} | {logreg:.4f} |", flush=True)
     return 0
 

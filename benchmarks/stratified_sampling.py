@@ -20,14 +20,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness_runs import ROOT, SHARED  # noqa: E402
-
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(SHARED / "bench"))
-import harness  # noqa: E402
+from in_process import coded_rows, fit, harness, load_split  # noqa: E402
 
 
 def iid_uniforms(n, rng, groups=None):
@@ -51,29 +46,18 @@ def main(argv=None) -> int:
     parser.add_argument("--trials", type=int, default=2)
     args = parser.parse_args(argv)
 
-    from spark_synth import load_schema
-    from spark_synth.engines import LocalTaskRunner, get_engine
-    from spark_synth.oracle import oracle_over_frame
-    from spark_synth.privacy import PrivacyBudget, PrivacyFilter
-    from spark_synth.schema import decode_codes
-
-    schema_path = SHARED / "data" / f"{args.dataset}.schema.json"
-    bench_schema = harness.Schema(schema_path)
-    train_csv = harness.prepare_split(str(SHARED / "data" / f"{args.dataset}.csv"), bench_schema)["train_csv"]
-    schema = load_schema(str(schema_path))
-    frame = pd.read_csv(train_csv, dtype=str, keep_default_na=False, na_values=[""])
-    real = harness.code_table(harness.read_table(str(train_csv)), bench_schema)
+    split = load_split(args.dataset)
+    rows = len(split.frame)
     modules = sampling_modules()
     stratified = modules[0].stratified_uniforms
 
-    print(f"{args.dataset}: {len(frame)} train rows, epsilon 1, one fit per engine, {args.trials} sampling seeds\n")
+    print(f"{args.dataset}: {rows} train rows, epsilon 1, one fit per engine, {args.trials} sampling seeds\n")
     print("| engine | sampler | 1-way TVD | 2-way TVD | 3-way TVD | draw s |")
     print("|---|---|---|---|---|---|")
     for name in args.engines:
         options = {} if name == "independent" else {"cpu_threads": 1}
         started = time.perf_counter()
-        model = get_engine(name, **options).fit(
-            schema, oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9))), LocalTaskRunner())
+        model = fit(name, split, **options)
         print(f"<!-- {name}: fitted in {time.perf_counter() - started:.0f} s -->", file=sys.stderr)
         for sampler, uniforms in (("i.i.d.", iid_uniforms), ("stratified", stratified)):
             for module in modules:
@@ -82,11 +66,9 @@ def main(argv=None) -> int:
             for trial in range(args.trials):
                 rng = np.random.default_rng(trial)
                 started = time.perf_counter()
-                codes = model.sample_codes(len(frame), rng)
+                codes = model.sample_codes(rows, rng)
                 seconds = time.perf_counter() - started
-                synthetic = decode_codes(codes, schema, rng)
-                coded = harness.code_table(synthetic.astype(object).where(synthetic.notna(), None), bench_schema)
-                tvds = harness.marginal_tvds(real, coded, bench_schema)
+                tvds = harness.marginal_tvds(split.real.train, coded_rows(codes, split, rng), split.bench_schema)
                 scores.append([tvds["tvd_1way"], tvds["tvd_2way"], tvds["tvd_3way"], seconds])
             mean = np.mean(scores, axis=0)
             print(f"| {name} | {sampler} | {mean[0]:.5f} | {mean[1]:.5f} | {mean[2]:.5f} | {mean[3]:.2f} |", flush=True)
