@@ -423,6 +423,8 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
         distance = np.abs(codes[:, None] - anchors[None, :]).min(axis=1)
         for group in np.flatnonzero(~group_passes):
             tail = codes[groups[:ordered] == group]
+            if not tail.size:  # a group of unordered codes only (the null code alone)
+                continue
             tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
             weights[tail] = isotonic_regression(values[tail], y_min=0.0, increasing=False)
     return weights / max(weights.sum(), 1e-12)
