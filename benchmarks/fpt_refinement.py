@@ -1,5 +1,7 @@
-"""What FPT's within-group refinement rule changes: the same fitted models, rows drawn with the
-former fixed 2σ floor and with the current rule (``engines/fpt/engine.py``, ``_within_group_shares``).
+"""What FPT's within-group refinement rules change: the same fitted models, rows drawn with the
+former fixed 2σ floor and with the current rule (``engines/fpt/engine.py``, ``_within_group_shares``),
+and — with ``--target-priors`` — with the target factors r(code, t) shrunk by other priors (in noise
+deviations of rows; the default is ``TARGET_PRIOR_SIGMAS``) or left out (``none``).
 
 Fits ``--fits`` FPT models on the shared harness's train split of ``--dataset`` (ε = 1, δ = 1e-9,
 real OpenDP noise through the in-process pandas oracle: no Spark), recording the noisy 1-way counts
@@ -9,7 +11,7 @@ train split and TSTR (best learner, and logistic regression alone) on its test s
 are the same for both rules, so the differences are the rule's alone. Needs ``../shared`` (data and
 harness). Prints a Markdown table; never asserts.
 
-    python benchmarks/fpt_refinement.py [--dataset bank_marketing] [--fits 3]
+    python benchmarks/fpt_refinement.py [--dataset bank_marketing] [--fits 3] [--target-priors none 10 30]
 """
 
 from __future__ import annotations
@@ -34,10 +36,23 @@ def fixed_floor_shares(values, sigma, grouping, ordered=0):
     return weights / max(weights.sum(), 1e-12)
 
 
+def target_factors(pair: tuple, prior_sigmas: float) -> list:
+    """The target factors of one recorded (column, target) release with another prior."""
+    from spark_synth.engines.fpt import engine as fpt_engine
+
+    default, fpt_engine.TARGET_PRIOR_SIGMAS = fpt_engine.TARGET_PRIOR_SIGMAS, prior_sigmas
+    try:
+        return fpt_engine._target_ratios(*pair).tolist()
+    finally:
+        fpt_engine.TARGET_PRIOR_SIGMAS = default
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="bank_marketing")
     parser.add_argument("--fits", type=int, default=3)
+    parser.add_argument("--target-priors", nargs="*", default=[],
+                        help="also draw with the target factors' prior at these values (σ of rows), or 'none': no factors")
     args = parser.parse_args(argv)
 
     from spark_synth.engines.fpt import engine as fpt_engine
@@ -48,6 +63,7 @@ def main(argv=None) -> int:
     schema, real = split.schema, split.real
     current = fpt_engine._within_group_shares
     rules = {"fixed 2σ floor (former)": fixed_floor_shares, "current": current}
+    current_ratios = fpt_engine._target_ratios
 
     print(f"{args.dataset}: {len(split.frame)} train rows, epsilon 1, {args.fits} FPT fits, rows drawn with seed 0\n")
     print("| fit | rule | 1-way TVD | 2-way TVD | 3-way TVD | TSTR best | TSTR logreg |")
@@ -59,14 +75,26 @@ def main(argv=None) -> int:
             recorded.append((np.asarray(values, dtype=np.float64).copy(), sigma, grouping))
             return current(values, sigma, grouping, ordered)
 
-        fpt_engine._within_group_shares = recording
+        pairs = {}
+
+        def recording_ratios(scope, measurement, target, total, grouping):
+            pairs[scope[1] if scope[0] == target else scope[0]] = (scope, measurement, target, total, grouping)
+            return current_ratios(scope, measurement, target, total, grouping)
+
+        fpt_engine._within_group_shares, fpt_engine._target_ratios = recording, recording_ratios
         try:
             state = fit("fpt", split, cpu_threads=1).to_state()
         finally:
-            fpt_engine._within_group_shares = current
-        for name, rule in rules.items():
-            refinements = [[j, grouping, rule(values, sigma, grouping, ordered_codes(schema.columns[j])).tolist(), by_target]
-                           for (j, grouping, _, by_target), (values, sigma, _) in zip(state["refinements"], recorded)]
+            fpt_engine._within_group_shares, fpt_engine._target_ratios = current, current_ratios
+        drawn = [(name, [[j, grouping, rule(values, sigma, grouping, ordered_codes(schema.columns[j])).tolist(), by_target]
+                         for (j, grouping, _, by_target), (values, sigma, _) in zip(state["refinements"], recorded)])
+                 for name, rule in rules.items()]
+        with_current = dict(drawn)["current"]
+        for prior in args.target_priors:
+            drawn.append((f"current, target prior {prior}", [
+                [j, grouping, shares, None if by_target is None or prior == "none" else target_factors(pairs[j], float(prior))]
+                for j, grouping, shares, by_target in with_current]))
+        for name, refinements in drawn:
             model = FptModel.from_state({**state, "refinements": refinements}, schema)
             rng = np.random.default_rng(0)
             coded = coded_rows(model.sample_codes(real.train.n, rng), split, rng)

@@ -1,6 +1,7 @@
 """In-process fits on the shared harness's split, scored by the harness: the set-up of benchmarks
 that compare two ways of drawing rows from one fitted model (``stratified_sampling.py``,
-``fpt_refinement.py``). Fits use real OpenDP noise through the pandas oracle (no Spark); the split
+``fpt_refinement.py``) or screen engine options (``fpt_screen.py``). Fits use real OpenDP noise
+through the pandas oracle (no Spark); the split
 is the harness's own (``prepare_split``, cached), and rows are coded as the harness codes them.
 """
 
@@ -43,13 +44,13 @@ def load_split(dataset: str) -> Split:
     return Split(dataset, bench_schema, real, load_schema(str(schema_path)), frame)
 
 
-def fit(engine: str, split: Split, **options):
-    """``engine`` fitted on the train split at ε = 1, δ = 1e-9 (real noise, tasks in-process)."""
+def fit(engine: str, split: Split, epsilon: float = 1.0, **options):
+    """``engine`` fitted on the train split at ``epsilon``, δ = 1e-9 (real noise, tasks in-process)."""
     from spark_synth.engines import LocalTaskRunner, get_engine
     from spark_synth.oracle import oracle_over_frame
     from spark_synth.privacy import PrivacyBudget, PrivacyFilter
 
-    oracle = oracle_over_frame(split.frame, split.schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9)))
+    oracle = oracle_over_frame(split.frame, split.schema, PrivacyFilter(PrivacyBudget(epsilon, 1e-9)))
     return get_engine(engine, **options).fit(split.schema, oracle, LocalTaskRunner())
 
 
