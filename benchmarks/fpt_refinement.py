@@ -36,17 +36,6 @@ def fixed_floor_shares(values, sigma, grouping, ordered=0):
     return weights / max(weights.sum(), 1e-12)
 
 
-def target_factors(pair: tuple, prior_sigmas: float) -> list:
-    """The target factors of one recorded (column, target) release with another prior."""
-    from spark_synth.engines.fpt import engine as fpt_engine
-
-    default, fpt_engine.TARGET_PRIOR_SIGMAS = fpt_engine.TARGET_PRIOR_SIGMAS, prior_sigmas
-    try:
-        return fpt_engine._target_ratios(*pair).tolist()
-    finally:
-        fpt_engine.TARGET_PRIOR_SIGMAS = default
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="bank_marketing")
@@ -91,9 +80,10 @@ def main(argv=None) -> int:
                  for name, rule in rules.items()]
         with_current = dict(drawn)["current"]
         for prior in args.target_priors:
-            drawn.append((f"current, target prior {prior}", [
-                [j, grouping, shares, None if by_target is None or prior == "none" else target_factors(pairs[j], float(prior))]
-                for j, grouping, shares, by_target in with_current]))
+            factors = {j: None if prior == "none" else fpt_engine._target_ratios(*pair, prior_sigmas=float(prior)).tolist()
+                       for j, pair in pairs.items()}
+            drawn.append((f"current, target prior {prior}", [[j, grouping, shares, None if by_target is None else factors[j]]
+                                                              for j, grouping, shares, by_target in with_current]))
         for name, refinements in drawn:
             model = FptModel.from_state({**state, "refinements": refinements}, schema)
             rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
 """Screen FPT options before a five-run harness batch: in-process fits scored by the shared harness.
 
-Each variant (defaults, or ``NAME=VALUE`` engine options; values parsed as JSON, so ``true``, ``32``,
-``0.3``) is fitted ``--fits`` times on the harness's train split of ``--dataset`` at each ``--epsilon``
+Each variant (defaults, or comma-separated ``NAME=VALUE`` engine options, parsed and checked as
+``--engine-option`` is by the CLI) is fitted ``--fits`` times on the harness's train split of ``--dataset`` at each ``--epsilon``
 (δ = 1e-9, real OpenDP noise through the in-process pandas oracle: no Spark, no CLI start-up), rows
 drawn as many as the split has, scored by ``../shared/bench/harness.py``: 2-/3-way TVD against the
 train split, TSTR on its test split (best learner and each learner). Prints one Markdown row per fit,
@@ -16,7 +16,6 @@ five-run CLI batch of ``fpt_vs_peers.py``. Needs ``../shared``; never asserts.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -25,18 +24,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from in_process import coded_rows, fit, harness, load_split  # noqa: E402
-
-
-def parse_variant(text: str) -> dict:
-    """``'a=1,b=true'`` → ``{'a': 1, 'b': True}`` (empty: the defaults)."""
-    options = {}
-    for item in filter(None, text.split(",")):
-        name, _, value = item.partition("=")
-        try:
-            options[name.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            options[name.strip()] = value
-    return options
 
 
 def main(argv=None) -> int:
@@ -49,6 +36,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     variants = args.variant if args.variant is not None else [""]
 
+    from spark_synth.cli import engine_options
+
     split = load_split(args.dataset)
     print(f"{args.dataset}: {len(split.frame)} train rows, {args.fits} fits per variant and ε, cpu_threads=1\n")
     print("| variant | ε | fit | 2-way TVD | 3-way TVD | TSTR best | per learner | fit + score s |")
@@ -56,7 +45,7 @@ def main(argv=None) -> int:
     results = {}
     for epsilon in args.epsilon:
         for text in variants:
-            options = {"cpu_threads": 1, **parse_variant(text)}
+            options = {"cpu_threads": 1, **engine_options("fpt", list(filter(None, text.split(","))))}
             for run in range(args.fits):
                 started = time.perf_counter()
                 model = fit("fpt", split, epsilon, **options)

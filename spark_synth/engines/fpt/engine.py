@@ -421,10 +421,9 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
 
         codes = np.arange(ordered)
         distance = np.abs(codes[:, None] - anchors[None, :]).min(axis=1)
-        for group in np.flatnonzero(~group_passes):
-            tail = codes[groups[:ordered] == group]
-            if not tail.size:  # a group of unordered codes only (the null code alone)
-                continue
+        ordered_groups = groups[:ordered]
+        for group in np.unique(ordered_groups[~group_passes[ordered_groups]]):  # not the null code's own group
+            tail = codes[ordered_groups == group]
             tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
             weights[tail] = isotonic_regression(values[tail], y_min=0.0, increasing=False)
     return weights / max(weights.sum(), 1e-12)
@@ -471,11 +470,12 @@ def _pooled_counts(one_way: NoisyMeasurement, scope: tuple, pair: NoisyMeasureme
     return pooled, 1.0 / math.sqrt(weight_one + weight_pair)
 
 
-def _target_ratios(scope: tuple, measurement: NoisyMeasurement, target: int, total: float, grouping) -> np.ndarray:
+def _target_ratios(scope: tuple, measurement: NoisyMeasurement, target: int, total: float, grouping,
+                   prior_sigmas: float = TARGET_PRIOR_SIGMAS) -> np.ndarray:
     """(column codes × target codes) factors r(code, t) ≈ P(t | code) / P(t | group) from the noisy
     (column, target) table: refining a sampled group by P(code | group)·r(code, t) draws its code
     given the row's target value. Each code's target rates are shrunk towards its group's by a
-    prior worth ``TARGET_PRIOR_SIGMAS`` noise deviations of rows (codes with few rows keep their
+    prior worth ``prior_sigmas`` noise deviations of rows (codes with few rows keep their
     group's rates; post-processing of the table's release)."""
     values = np.asarray(measurement.values, dtype=np.float64)
     table = total * probabilities_from_counts(values.ravel(), total).reshape(values.shape)
@@ -486,6 +486,6 @@ def _target_ratios(scope: tuple, measurement: NoisyMeasurement, target: int, tot
     overall = table.sum(axis=0) / max(table.sum(), 1e-12)
     held = by_group.sum(axis=1, keepdims=True)
     group_rates = np.where(held > 0, by_group / np.maximum(held, 1e-12), overall)[groups]
-    prior = TARGET_PRIOR_SIGMAS * measurement.sigma
+    prior = prior_sigmas * measurement.sigma
     rates = (table + prior * group_rates) / (table.sum(axis=1, keepdims=True) + prior)
     return rates / np.maximum(group_rates, 1e-12)
