@@ -37,6 +37,8 @@ from . import filesystem
 from .locations import Location, output_location, parse_table_name
 from .provenance import Provenance
 
+#: Characters Delta refuses in column names unless the table maps columns by name.
+DELTA_NAME_CHARACTERS = set(" ,;{}()\n\t=")
 #: Session setting Delta reads a commit's ``userMetadata`` from (the writer option is not used by a create).
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 
@@ -130,8 +132,13 @@ def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenan
     """One Delta commit creating (or replacing) ``identifier`` with ``df``'s rows and ``provenance``.
 
     SQL and DataFrame APIs only (no JVM access), so it works under Spark Connect too. The commit's
-    ``userMetadata`` is set through the session for this write only, then put back as it was."""
+    ``userMetadata`` is set through the session for this write only, then put back as it was.
+    A column name with a character Delta refuses (a space, as in credit_default's ``default payment
+    next month``) turns on column mapping by name (readers need Delta reader version 2); other
+    tables keep the default protocol, which every Delta reader reads."""
     writer = df.writeTo(identifier).using("delta")
+    if any(DELTA_NAME_CHARACTERS & set(name) for name in df.columns):
+        writer = writer.tableProperty("delta.columnMapping.mode", "name")
     if provenance is None:
         (writer.createOrReplace if replace else writer.create)()
         return

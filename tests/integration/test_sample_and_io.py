@@ -53,6 +53,25 @@ def test_write_formats(spark, model, tmp_path, name, fmt):
     assert read_input(spark, target).count() == 50
 
 
+@pytest.mark.parametrize("target", ["spaced/table", "spaced_table"])
+def test_delta_output_keeps_column_names_delta_refuses(spark, tmp_path, target):
+    """Regression: a column name with a space (credit_default's "default payment next month") made
+    the final Delta write fail, after the budget was spent; such a table now maps columns by name."""
+    spaced = spark.createDataFrame([(1, "a", 2.0)], "`default payment next month` long, `x=y;z` string, plain double")
+    target = str(tmp_path / target) if "/" in target else target
+    write_output(spark, spaced, check_output(spark, target))
+    identifier = output_location(target).identifier
+    back = spark.read.table(identifier)
+    assert back.columns == ["default payment next month", "x=y;z", "plain"] and back.count() == 1
+    details = spark.sql(f"DESCRIBE DETAIL {identifier}").first()
+    assert details["properties"].get("delta.columnMapping.mode") == "name"
+    plain = str(tmp_path / "plain_table")
+    write_output(spark, spaced.select("plain"), check_output(spark, plain))
+    assert "delta.columnMapping.mode" not in spark.sql(f"DESCRIBE DETAIL {output_location(plain).identifier}").first()["properties"]
+    if "/" not in target:
+        spark.sql(f"DROP TABLE {target}")
+
+
 def test_csv_record_with_quoted_newlines_is_one_row(spark, tmp_path):
     """Regression: CSV was read one physical line per row, so such a record counted twice (or more)."""
     path = tmp_path / "multi.csv"
