@@ -30,6 +30,10 @@ PEERS_README = SHARED / "bench" / "README.md"
 #: Column title in the README's peer table → key of the harness's ``summary`` (plus wall seconds).
 README_COLUMNS = {"2-way TVD": "tvd_2way", "3-way TVD": "tvd_3way", "SW1": "sw1", "assoc Δ": "assoc_diff",
                   "TSTR best": "tstr_best", "wall s": "wall_s"}
+#: The peers of ../shared/bench/peers/mbi_mechanisms.py: option → name in the README's table, and
+#: the arguments the README runs them with (AIM under a 480 s time budget).
+PEER_NAMES = {"aim": "AIM", "mst": "MST"}
+PEER_ARGS = {"aim": "--max-model-size 20 --time-budget 480", "mst": ""}
 #: Fidelity keys of the harness's floor (the real test split scored as if it were synthetic).
 FLOOR_KEYS = ("tvd_1way", "tvd_2way", "tvd_3way", "sw1", "assoc_diff")
 
@@ -65,6 +69,26 @@ def spark_synth_template(engine: str, options: list[str] = (), seed: int | None 
     extra = "".join(f" --engine-option {shlex.quote(o)}".replace("{", "{{").replace("}", "}}") for o in options)
     return (f"{cli} run --input {{train_csv}} --schema {{schema}} --engine {shlex.quote(engine)} --epsilon {{epsilon}} "
             f"--delta {{delta}} --rows {{rows}}{seed_flag} --output {{output}} --no-mlflow{extra}")
+
+
+def mbi_problem(python: str) -> str | None:
+    """Why PYTHON cannot run the mbi peers (None when it can)."""
+    try:
+        done = subprocess.run([python, "-c", "import mbi"], capture_output=True, text=True, timeout=120)
+    except OSError as exc:
+        return f"--peers-python {python}: {exc.strerror or exc}"
+    if done.returncode == 0:
+        return None
+    return f"--peers-python {python}: " + (done.stderr.strip().splitlines() or ["import mbi failed"])[-1]
+
+
+def peer_template(python: str, mech: str, seed: int = 0) -> str:
+    """Harness ``--cmd`` template of ../shared/bench/peers/mbi_mechanisms.py for MECH (aim | mst).
+    The peers draw their noise from ``--seed`` (the README's runs: seed 0)."""
+    script = SHARED / "bench" / "peers" / "mbi_mechanisms.py"
+    return (f"{shlex.quote(python)} {shlex.quote(str(script))} --mech {mech} --train {{train_csv}} --schema {{schema}} "
+            f"--epsilon {{epsilon}} --delta {{delta}} --rows {{rows}} --out {{output}} --seed {int(seed)} "
+            f"{PEER_ARGS[mech]}").strip()
 
 
 def remove_stale(out: Path) -> None:

@@ -31,18 +31,15 @@ import argparse
 import json
 import math
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness_runs import (PEERS_README, SHARED, harness_run, mean_std, peer_scores, read_result,  # noqa: E402
-                          spark_synth_template)
+from harness_runs import (PEER_NAMES, PEERS_README, SHARED, harness_run, mbi_problem, mean_std, peer_scores,  # noqa: E402
+                          peer_template, read_result, spark_synth_template)
 
 DATASETS = ["adult", "california_housing", "mushroom", "german_credit", "bank_marketing", "credit_default",
             "diabetes_readmission"]
-PEER_NAMES = {"aim": "AIM", "mst": "MST"}
-PEER_ARGS = {"aim": "--max-model-size 20 --time-budget 480", "mst": ""}
 BAR = 1.15  # issue 15: within 15 % of the better of AIM and MST
 #: (summary key, column title, decimals, better)
 COLUMNS = [("tvd_1way", "1-way TVD", 4, min), ("tvd_2way", "2-way TVD", 4, min), ("tvd_3way", "3-way TVD", 4, min),
@@ -68,24 +65,6 @@ def engine_options(pairs: list[str], engines: list[str]) -> dict[str, list[str]]
             raise SystemExit(f"--engine-option {pair!r}: engine {engine!r} is not among --engines {engines}")
         options[engine].append(option)
     return options
-
-
-def mbi_problem(python: str) -> str | None:
-    """Why PYTHON cannot run the mbi peers (None when it can)."""
-    try:
-        done = subprocess.run([python, "-c", "import mbi"], capture_output=True, text=True, timeout=120)
-    except OSError as exc:
-        return f"--peers-python {python}: {exc.strerror or exc}"
-    if done.returncode == 0:
-        return None
-    return f"--peers-python {python}: " + (done.stderr.strip().splitlines() or ["import mbi failed"])[-1]
-
-
-def peer_template(python: str, mech: str) -> str:
-    """Harness ``--cmd`` template of ../shared/bench/peers/mbi_mechanisms.py for MECH (aim | mst)."""
-    script = SHARED / "bench" / "peers" / "mbi_mechanisms.py"
-    return (f"{shlex.quote(python)} {shlex.quote(str(script))} --mech {mech} --train {{train_csv}} --schema {{schema}} "
-            f"--epsilon {{epsilon}} --delta {{delta}} --rows {{rows}} --out {{output}} {PEER_ARGS[mech]}").strip()
 
 
 def result_path(out_dir: Path, dataset: str, synthesizer: str, epsilon: float, run: int) -> Path:
