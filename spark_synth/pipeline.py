@@ -153,7 +153,7 @@ class Synthesizer:
 
         _log.info("sample and write: %d rows to %s", n_rows, location.target)
         written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite,
-                               self.provenance(source_model))
+                               self.provenance(source_model), column_names=list(self.schema_.names))
         self.note_join()
         return written
 

@@ -79,13 +79,17 @@ def _hidden_sibling(target: str, kind: str) -> str:
     return os.path.join(parent, f".{name}.{kind}-{uuid.uuid4().hex[:12]}")
 
 
-def write_output(spark, df, location: Location, overwrite: bool = False, provenance: Provenance | None = None) -> str:
+def write_output(spark, df, location: Location, overwrite: bool = False, provenance: Provenance | None = None,
+                 column_names: list[str] | None = None) -> str:
     """Write ``df`` to ``location``; returns where it was written. A Delta output records
-    ``provenance`` (when given) in its table properties, comment and commit; CSV and Parquet do not."""
+    ``provenance`` (when given) in its table properties, comment and commit; CSV and Parquet do not.
+    ``column_names``: ``df``'s columns when the caller knows them — then ``df`` is not analysed
+    before it runs (under Spark Connect, asking an observed DataFrame for its columns loses the
+    observation's metrics, e.g. the sampler's filled rows)."""
     if location.is_table:
         _set_aside_unregistered_table(spark, location.target)
         try:
-            _write_delta(spark, df, location.identifier, overwrite, provenance)
+            _write_delta(spark, df, location.identifier, overwrite, provenance, column_names)
         except Exception as exc:
             if _condition(exc) == "INVALID_SCHEMA_OR_RELATION_NAME":  # e.g. a hyphen, outside Unity Catalog
                 raise OutputError(f"output table '{location.target}' is not a valid table name in this catalog (it "
@@ -94,7 +98,7 @@ def write_output(spark, df, location: Location, overwrite: bool = False, provena
         return location.target
     target = location.target.rstrip("/")
     if location.format == "delta" and overwrite and filesystem.exists(spark, target):
-        _write_delta(spark, df, _path_identifier(spark, target), True, provenance)
+        _write_delta(spark, df, _path_identifier(spark, target), True, provenance, column_names)
         return filesystem.qualified(spark, target)
     staging = _hidden_sibling(target, "staging")
     replaced = None
@@ -102,7 +106,7 @@ def write_output(spark, df, location: Location, overwrite: bool = False, provena
         if location.format == "csv":
             df.write.mode("error").option("header", True).csv(staging)
         elif location.format == "delta":
-            _write_delta(spark, df, _path_identifier(spark, staging), False, provenance)
+            _write_delta(spark, df, _path_identifier(spark, staging), False, provenance, column_names)
         else:
             df.write.mode("error").format(location.format).save(staging)
         if overwrite and filesystem.exists(spark, target):
@@ -128,7 +132,8 @@ def _path_identifier(spark, path: str) -> str:
     return Location(filesystem.qualified(spark, path), False, "delta").identifier
 
 
-def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenance | None) -> None:
+def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenance | None,
+                 column_names: list[str] | None = None) -> None:
     """One Delta commit creating (or replacing) ``identifier`` with ``df``'s rows and ``provenance``.
 
     SQL and DataFrame APIs only (no JVM access), so it works under Spark Connect too. The commit's
@@ -137,7 +142,8 @@ def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenan
     next month``) turns on column mapping by name (readers need Delta reader version 2); other
     tables keep the default protocol, which every Delta reader reads."""
     writer = df.writeTo(identifier).using("delta")
-    if any(DELTA_NAME_CHARACTERS & set(name) for name in df.columns):
+    names = df.columns if column_names is None else column_names
+    if any(DELTA_NAME_CHARACTERS & set(name) for name in names):
         writer = writer.tableProperty("delta.columnMapping.mode", "name")
     if provenance is None:
         (writer.createOrReplace if replace else writer.create)()
