@@ -101,12 +101,12 @@ def to_delta(parquet: Path, delta: Path, spark=None) -> None:
         from spark_synth import get_spark
 
         spark = get_spark(extra_conf={"spark.master": "local[2]"})
-    from spark_synth.io.writers import DELTA_NAME_CHARACTERS
+    from spark_synth.io.writers import needs_column_mapping
 
     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in parquet.glob("*.parquet"))  # no Spark pass to count
     table = spark.read.parquet(str(parquet))
     writer = table.repartition(max(8, rows // 500_000)).write.format("delta").mode("overwrite")
-    if any(DELTA_NAME_CHARACTERS & set(name) for name in table.columns):  # wide: "default payment next month"
+    if needs_column_mapping(table.columns):  # wide: "default payment next month"
         writer = writer.option("delta.columnMapping.mode", "name")
     # as a parallel job would write it: files of about 500 k rows (one Spark task can read each)
     writer.save(str(delta))

@@ -38,7 +38,7 @@ from .locations import Location, output_location, parse_table_name
 from .provenance import Provenance
 
 #: Characters Delta refuses in column names unless the table maps columns by name.
-DELTA_NAME_CHARACTERS = set(" ,;{}()\n\t=")
+DELTA_NAME_CHARACTERS = frozenset(" ,;{}()\n\t=")
 #: Session setting Delta reads a commit's ``userMetadata`` from (the writer option is not used by a create).
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 
@@ -71,6 +71,12 @@ def _check_local_parent(path: Path) -> None:
         raise OutputError(f"output '{path}' cannot be created: '{ancestor}' is a file, not a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise OutputError(f"output '{path}' cannot be created: directory '{ancestor}' is not writable")
+
+
+def needs_column_mapping(names) -> bool:
+    """Whether a Delta table with these column names must map columns by name (a name holds a
+    character Delta refuses otherwise)."""
+    return any(DELTA_NAME_CHARACTERS & set(name) for name in names)
 
 
 def _hidden_sibling(target: str, kind: str) -> str:
@@ -142,8 +148,7 @@ def _write_delta(spark, df, identifier: str, replace: bool, provenance: Provenan
     next month``) turns on column mapping by name (readers need Delta reader version 2); other
     tables keep the default protocol, which every Delta reader reads."""
     writer = df.writeTo(identifier).using("delta")
-    names = df.columns if column_names is None else column_names
-    if any(DELTA_NAME_CHARACTERS & set(name) for name in names):
+    if needs_column_mapping(df.columns if column_names is None else column_names):
         writer = writer.tableProperty("delta.columnMapping.mode", "name")
     if provenance is None:
         (writer.createOrReplace if replace else writer.create)()
