@@ -64,6 +64,13 @@ def test_marginal_rejects_unsorted_scopes_and_uncovered_potentials():
         GibbsModel(tree, tables).marginal((2, 1))
     with pytest.raises(ValueError):
         GibbsModel(tree, {(0, 4): torch.zeros(sizes[0], sizes[4])})
+    for bad in (float("inf"), float("nan")):
+        table = tables[(1, 2)].clone()
+        table[0, 1] = bad
+        with pytest.raises(ValueError, match="finite"):
+            GibbsModel(tree, {**tables, (1, 2): table})
+    with pytest.raises(ValueError, match="shape"):
+        GibbsModel(tree, {(1, 2): torch.zeros(sizes[2], sizes[1] + 1)})
 
 
 def _chi_square_p_value(samples, probabilities):
@@ -142,6 +149,17 @@ def test_width_and_bag_cells():
     assert JunctionTree.bag_cells_if_added(sizes, chain, (1, 2)) == 9
     isolated = JunctionTree([2, 5, 4], [(0, 1)])
     assert isolated.width == 1 and isolated.largest_bag_cells == 10 and (2,) in isolated.bags
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_largest_bag_if_added_equals_a_new_decomposition(name):
+    """The shortcut (scope's pairs already edges: the tree's own largest bag) changes no answer."""
+    sizes, tables = _random_model(name, seed=2)
+    sizes = [s + v for v, s in enumerate(sizes)]  # unequal sizes, so bags differ in cells
+    tree = JunctionTree(sizes, list(tables))
+    d = len(sizes)
+    for scope in [(v,) for v in range(d)] + list(itertools.combinations(range(d), 2)) + list(itertools.combinations(range(d), 3)):
+        assert tree.largest_bag_if_added(scope) == JunctionTree.bag_cells_if_added(sizes, list(tables), scope), scope
 
 
 def test_every_bag_is_a_sorted_tuple_and_every_scope_is_covered():

@@ -171,7 +171,7 @@ class FptEngine(Engine):
             if sized_for != scopes:  # public sizes per candidate scope; they change only with the tree
                 sized_for = scopes
                 distinct = dict.fromkeys(c.scope for c in candidates)
-                added_cells = {s: JunctionTree.bag_cells_if_added(sizes, scopes, s) for s in distinct}
+                added_cells = {s: tree.largest_bag_if_added(s) for s in distinct}
                 answer_cells = {s: tree.marginal_cells(s) for s in distinct}
             # public decisions from domain sizes: the model stays within the cap, and the model's
             # answer to each candidate can be computed within it too

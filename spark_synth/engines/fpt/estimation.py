@@ -66,16 +66,19 @@ class MirrorDescent:
         self.theta = {s: t.to(device) for s, t in (potentials or {}).items()}
         self.step = None
 
-    def _loss(self, theta: dict, observations: Sequence[Observation]):
+    def _loss(self, theta: dict, observations: Sequence[Observation], weights: Sequence):
+        """Σ ‖A(N·p) − y‖²/σ² at ``theta`` (``weights``: each observation's 1/σ²), its gradient
+        in the counts per scope, the counts per scope and the calibrated model."""
         model = GibbsModel(self.tree, theta, self.device).calibrate()
         mu = {scope: self.total * model.marginal(scope) for scope in dict.fromkeys(o.scope for o in observations)}
-        loss, gradient = 0.0, {}
-        for o in observations:
-            residual = o.project(mu[o.scope]) - o.values
-            loss += float((residual**2 / o.sigma**2).sum())
-            g = o.adjoint(2.0 * residual / o.sigma**2)
-            gradient[o.scope] = gradient.get(o.scope, 0.0) + g
-        return loss, gradient, mu, model
+        loss, gradient = [], {}
+        for o, weight in zip(observations, weights):
+            weighted = (o.project(mu[o.scope]) - o.values) * weight
+            loss.append(torch.dot(weighted.reshape(-1), (weighted / weight).reshape(-1)) if isinstance(weight, float)
+                        else (weighted * weighted / weight).sum())
+            g = o.adjoint(2.0 * weighted)
+            gradient[o.scope] = gradient[o.scope] + g if o.scope in gradient else g
+        return float(torch.stack(loss).sum()), gradient, mu, model
 
     def fit(self, observations: Sequence[Observation], iterations: int) -> GibbsModel:
         """Run ``iterations`` mirror-descent steps; returns the calibrated model at the final θ.
@@ -83,7 +86,8 @@ class MirrorDescent:
         for o in observations:
             if o.scope not in self.theta:
                 self.theta[o.scope] = torch.zeros(self.tree.shape(o.scope), dtype=torch.float64, device=self.device)
-        loss, gradient, mu, model = self._loss(self.theta, observations)
+        weights = [1.0 / o.sigma**2 if isinstance(o.sigma, (int, float)) else 1.0 / o.sigma**2 for o in observations]
+        loss, gradient, mu, model = self._loss(self.theta, observations, weights)
         if self.step is None:  # ~1 / smoothness of the loss in counts
             self.step = 1.0 / (2.0 * self.total * sum(float((1.0 / torch.as_tensor(o.sigma) ** 2).max()) for o in observations))
         self.history = [float(loss)]
@@ -91,8 +95,9 @@ class MirrorDescent:
             self.step *= 2.0
             for _ in range(30):
                 trial = {s: t - self.step * gradient[s] if s in gradient else t for s, t in self.theta.items()}
-                new_loss, new_gradient, new_mu, new_model = self._loss(trial, observations)
-                decrease = sum(float((gradient[s] * (mu[s] - new_mu[s])).sum()) for s in gradient)
+                new_loss, new_gradient, new_mu, new_model = self._loss(trial, observations, weights)
+                decrease = float(torch.stack([torch.dot(gradient[s].reshape(-1), (mu[s] - new_mu[s]).reshape(-1))
+                                              for s in gradient]).sum())
                 if loss - new_loss >= 0.5 * self.step * decrease:
                     break
                 self.step *= 0.5

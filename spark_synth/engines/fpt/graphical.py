@@ -127,6 +127,10 @@ class JunctionTree:
             tuple(v for v in bag if p >= 0 and v in order[p]) for bag, p in zip(self.bags, parent)
         )
         self._bag_sets = [set(bag) for bag in self.bags]
+        self._edges = {frozenset(pair) for scope in self.scopes for pair in itertools.combinations(scope, 2)}
+        self._homes: dict[frozenset, int | None] = {}  # bag_containing's answers
+        self._placements: dict[Scope, tuple] = {}  # place()'s answers
+        self._sums: dict[Scope, tuple[int | None, tuple[int, ...]]] = {}  # marginal()'s plans
         self.width = max(map(len, self.bags)) - 1
         self.largest_bag_cells = max(map(self.cells, self.bags))
         assert all(self.bag_containing(scope) is not None for scope in self.scopes)
@@ -141,8 +145,31 @@ class JunctionTree:
 
     def bag_containing(self, scope: Iterable[int]) -> int | None:
         """Index of the first bag (root first) that contains ``scope``, or None."""
-        scope = set(scope)
-        return next((i for i, bag in enumerate(self._bag_sets) if scope <= bag), None)
+        scope = frozenset(scope)
+        if scope not in self._homes:
+            self._homes[scope] = next((i for i, bag in enumerate(self._bag_sets) if scope <= bag), None)
+        return self._homes[scope]
+
+    def place(self, scope: Sequence[int]) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+        """The bag a table over the sorted ``scope`` is added to, the table's shape, and that shape
+        viewed along the bag's axes (checked once per scope, then remembered)."""
+        if (placed := self._placements.get(scope)) is None:
+            checked = _checked_scope(scope, len(self.sizes))
+            if (i := self.bag_containing(checked)) is None:
+                raise ValueError(f"scope {checked} is not covered by the junction tree")
+            placed = (i, self.shape(checked), tuple(self.sizes[v] if v in checked else 1 for v in self.bags[i]))
+            self._placements[scope] = placed
+        return placed
+
+    def summed_out(self, scope: Sequence[int]) -> tuple[int | None, tuple[int, ...]]:
+        """For the sorted ``scope``: the first bag containing it and the bag's axes to sum out to
+        get it (None, () when no bag contains it); checked once per scope, then remembered."""
+        if (plan := self._sums.get(scope)) is None:
+            keep = set(_checked_scope(scope, len(self.sizes)))
+            inside = self.bag_containing(keep)
+            dims = () if inside is None else tuple(k for k, v in enumerate(self.bags[inside]) if v not in keep)
+            plan = self._sums[scope] = (inside, dims)
+        return plan
 
     def marginal_cells(self, scope: Iterable[int]) -> int:
         """Cells of the largest table :meth:`GibbsModel.marginal` builds for ``scope`` (public: sizes
@@ -166,18 +193,28 @@ class JunctionTree:
         """Largest bag's cell count of the decomposition of ``scopes`` plus ``new_scope`` (public sizes only)."""
         return cls(sizes, [*scopes, new_scope]).largest_bag_cells
 
+    def largest_bag_if_added(self, new_scope: Sequence[int]) -> int:
+        """:meth:`bag_cells_if_added` for this tree's scopes: this tree's own largest bag when every
+        pair of ``new_scope`` is already an edge of the scopes' graph (the same graph, built in the
+        same order, decomposes the same way), else the new decomposition's."""
+        if all(frozenset(pair) in self._edges for pair in itertools.combinations(new_scope, 2)):
+            return self.largest_bag_cells
+        return self.bag_cells_if_added(self.sizes, self.scopes, new_scope)
+
 
 def _bag_tables(tree: JunctionTree, tables: Mapping[Sequence[int], object], device: torch.device) -> list[torch.Tensor]:
     """Each bag's sum of the tables assigned to it (each table goes to the first bag containing its scope)."""
     bag_tables = [torch.zeros(tree.shape(bag), dtype=torch.float64, device=device) for bag in tree.bags]
     for scope, table in tables.items():
-        scope = _checked_scope(scope, len(tree.sizes))
+        i, shape, aligned = tree.place(tuple(scope))
         table = torch.as_tensor(table, dtype=torch.float64, device=device)
-        if (i := tree.bag_containing(scope)) is None:
-            raise ValueError(f"scope {scope} is not covered by the junction tree")
-        if table.shape != tree.shape(scope) or not torch.isfinite(table).all():
-            raise ValueError(f"table of scope {scope} must be finite with shape {tree.shape(scope)}")
-        bag_tables[i] = bag_tables[i] + _align(table, scope, tree.bags[i])
+        if table.shape != shape:
+            raise ValueError(f"table of scope {tuple(scope)} must be finite with shape {shape}")
+        bag_tables[i] += table.reshape(aligned)
+    for table, bag in zip(bag_tables, tree.bags):  # a non-finite entry of any table stays non-finite in its sum
+        if not torch.isfinite(table).all():
+            scopes = [tuple(s) for s in tables if set(s) <= set(bag)]
+            raise ValueError(f"the tables of scopes {scopes} must be finite")
     return bag_tables
 
 
@@ -275,12 +312,12 @@ class GibbsModel:
         conditionals given their separators; bags are eliminated from the leaves inwards, each message
         keeping only its separator and the ``scope`` variables met so far.
         """
-        tree, keep = self._calibrated().tree, set(_checked_scope(scope, len(self.tree.sizes)))
-        inside = tree.bag_containing(keep)
+        tree = self._calibrated().tree
+        inside, dims = tree.summed_out(tuple(scope))
         if inside is not None:  # the common case: sum the bag's marginal down to the scope
-            dims = tuple(k for k, v in enumerate(tree.bags[inside]) if v not in keep)
             belief = self._belief(inside)
             return belief.sum(dim=dims) if dims else belief
+        keep = set(scope)
         subtree = _covering_subtree(tree, keep)
         top = min(subtree)  # bags are in BFS order, so the subtree's top has the smallest index
         incoming: dict[int, list] = {i: [] for i in subtree}
