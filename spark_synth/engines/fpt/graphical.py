@@ -127,6 +127,14 @@ class JunctionTree:
             tuple(v for v in bag if p >= 0 and v in order[p]) for bag, p in zip(self.bags, parent)
         )
         self._bag_sets = [set(bag) for bag in self.bags]
+        # each bag's message axes, fixed by the tree: the bag's axes outside its separator, the
+        # separator viewed along the bag's and the parent's axes, and the parent's axes outside it
+        self.outside = [tuple(k for k, v in enumerate(bag) if v not in sep) for bag, sep in zip(self.bags, self.separators)]
+        self.separator_in_bag = [self._viewed(sep, bag) for bag, sep in zip(self.bags, self.separators)]
+        self.separator_in_parent = [self._viewed(sep, self.bags[p]) if p >= 0 else None
+                                    for sep, p in zip(self.separators, self.parent)]
+        self.parent_outside = [tuple(k for k, v in enumerate(self.bags[p]) if v not in sep) if p >= 0 else None
+                               for sep, p in zip(self.separators, self.parent)]
         self._edges = {frozenset(pair) for scope in self.scopes for pair in itertools.combinations(scope, 2)}
         self._homes: dict[frozenset, int | None] = {}  # bag_containing's answers
         self._placements: dict[Scope, tuple] = {}  # place()'s answers
@@ -134,6 +142,10 @@ class JunctionTree:
         self.width = max(map(len, self.bags)) - 1
         self.largest_bag_cells = max(map(self.cells, self.bags))
         assert all(self.bag_containing(scope) is not None for scope in self.scopes)
+
+    def _viewed(self, variables: Scope, bag: Scope) -> tuple[int, ...]:
+        """The shape of a table over ``variables`` (a sorted subset of ``bag``) viewed along ``bag``'s axes."""
+        return tuple(self.sizes[v] if v in variables else 1 for v in bag)
 
     def shape(self, variables: Iterable[int]) -> tuple[int, ...]:
         """Domain sizes of ``variables``."""
@@ -223,9 +235,9 @@ def _collect(tree: JunctionTree, tables: list[torch.Tensor], reducer: Reducer) -
     totals, messages = list(tables), [None] * len(tables)
     for i in reversed(range(len(tables))):
         if (p := tree.parent[i]) >= 0:
-            separator = tree.separators[i]
-            messages[i] = _reduce(totals[i], tree.bags[i], set(separator), reducer)[1]
-            totals[p] = totals[p] + _align(messages[i], separator, tree.bags[p])
+            outside = tree.outside[i]
+            messages[i] = reducer(totals[i], outside) if outside else totals[i]
+            totals[p] = totals[p] + messages[i].reshape(tree.separator_in_parent[i])
     return totals, messages
 
 
@@ -282,10 +294,10 @@ class GibbsModel:
         self.log_partition = float(torch.logsumexp(upward[0].reshape(-1), dim=0))
         beliefs = [upward[0] - self.log_partition]
         for i in range(1, len(tree.bags)):
-            p, separator = tree.parent[i], tree.separators[i]
-            cavity = beliefs[p] - _align(messages[i], separator, tree.bags[p])
-            downward = _reduce(cavity, tree.bags[p], set(separator), _logsumexp)[1]
-            beliefs.append(upward[i] + _align(downward, separator, tree.bags[i]))
+            cavity = beliefs[tree.parent[i]] - messages[i].reshape(tree.separator_in_parent[i])
+            outside = tree.parent_outside[i]
+            downward = torch.logsumexp(cavity, dim=outside) if outside else cavity
+            beliefs.append(upward[i] + downward.reshape(tree.separator_in_bag[i]))
         self.log_beliefs = beliefs
         self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
         self._beliefs = [None] * len(beliefs)  # each bag's probability table, when first needed
@@ -297,8 +309,8 @@ class GibbsModel:
         if not self._log_conditionals:
             tree = self.tree
             self._log_conditionals = [
-                belief - _align(_reduce(belief, bag, set(separator), _logsumexp)[1], separator, bag)
-                for belief, bag, separator in zip(self.log_beliefs, tree.bags, tree.separators)
+                belief - (torch.logsumexp(belief, dim=outside) if outside else belief).reshape(viewed)
+                for belief, outside, viewed in zip(self.log_beliefs, tree.outside, tree.separator_in_bag)
             ]
         return self._log_conditionals
 
