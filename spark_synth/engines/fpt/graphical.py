@@ -93,13 +93,18 @@ def _checked_scope(scope: Iterable[int], d: int) -> Scope:
 
 
 # ---- the junction tree ------------------------------------------------------------------------------
-def _min_fill_decomposition(d: int, scopes: Sequence[Scope]) -> nx.Graph:
-    """Min-fill tree decomposition (frozenset bags) of the primal graph, no bag inside a neighbour."""
+def _min_fill_bags(d: int, scopes: Sequence[Scope]) -> nx.Graph:
+    """networkx's min-fill tree decomposition (frozenset bags) of the scopes' primal graph."""
     graph = nx.Graph()
     graph.add_nodes_from(range(d))
     for scope in scopes:
         graph.add_edges_from(itertools.combinations(scope, 2))
-    _, tree = treewidth_min_fill_in(graph)
+    return treewidth_min_fill_in(graph)[1]
+
+
+def _min_fill_decomposition(d: int, scopes: Sequence[Scope]) -> nx.Graph:
+    """Min-fill tree decomposition (frozenset bags) of the primal graph, no bag inside a neighbour."""
+    tree = _min_fill_bags(d, scopes)
     while (edge := next(((a, b) for a, b in tree.edges if a <= b or b <= a), None)) is not None:
         small, large = sorted(edge, key=len)
         tree = nx.contracted_nodes(tree, large, small, self_loops=False)
@@ -203,7 +208,9 @@ class JunctionTree:
     @classmethod
     def bag_cells_if_added(cls, sizes: Sequence[int], scopes: Iterable[Sequence[int]], new_scope: Sequence[int]) -> int:
         """Largest bag's cell count of the decomposition of ``scopes`` plus ``new_scope`` (public sizes only)."""
-        return cls(sizes, [*scopes, new_scope]).largest_bag_cells
+        # a bag merged into a neighbour is inside it, so the largest bag is the same before merging
+        bags = _min_fill_bags(len(sizes), [*scopes, _checked_scope(new_scope, len(sizes))])
+        return max(math.prod(int(sizes[v]) for v in bag) for bag in bags)
 
     def largest_bag_if_added(self, new_scope: Sequence[int]) -> int:
         """:meth:`bag_cells_if_added` for this tree's scopes: this tree's own largest bag when every
