@@ -131,6 +131,26 @@ def test_moment_query_is_encoded_from_the_released_histograms():
     assert no_knots[-1].query.value_knots is None
 
 
+def test_default_anchors_are_at_most_one_and_a_half_times_noisier_than_independent():
+    """Issue 15's 1-way bar by construction: with the defaults each column's anchor histograms get at
+    least 1/1.5² of the ρ `independent` spends on that column, so their noise σ is at most 1.5× its
+    σ (the default share was 0.3: 1.83×). The moments are measured too (no fallback)."""
+    frame = _data(400)
+
+    def rho_per_column(engine):
+        oracle = ExactOracle(frame, SCHEMA)
+        names = [m.name for m in engine.measure(SCHEMA, oracle)]
+        per_column = {c.name: sum(r for _, name, r in oracle.calls if name == f"1-way[{c.name}]") for c in SCHEMA}
+        return per_column, names
+
+    splice, names = rho_per_column(SpliceEngine(n_dense=2, n_sparse=4))  # few directions: σ of the moments ≪ n
+    independent, _ = rho_per_column(IndependentEngine())
+    assert names[-1] == "sliced-chebyshev-moments"
+    for column in SCHEMA:
+        assert splice[column.name] > 0 and independent[column.name] > 0
+        assert (independent[column.name] / splice[column.name]) ** 0.5 <= 1.5, column.name
+
+
 def test_adam_step_follows_torch_adam_with_cosine_schedule():
     """The written-out Adam step (one flat vector) reproduces torch.optim.Adam + CosineAnnealingLR."""
     import torch

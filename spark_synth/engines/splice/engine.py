@@ -57,7 +57,7 @@ class SpliceConfig(OneWayConfig):
     n_sparse: int = 256
     degree: int = 12
     components: int = 32
-    marginal_share: float = 0.3
+    marginal_share: float = 0.45
     anchor_weight: float = 0.0
     learning_rate: float = 0.1
     steps: int = 400

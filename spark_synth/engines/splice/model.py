@@ -31,7 +31,6 @@ class SpliceModel(FittedModel):
         self.n_columns = len(self.probabilities) + len(gaussian_columns)
         self.code_columns = [j for j in range(self.n_columns) if j not in gaussian_columns]
         self._cumulative = [np.cumsum(p, axis=1) for p in self.probabilities]
-        self._steps = gaussian.quantile_steps(self.weights) if gaussian is not None else None
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         components = stratified_choice(self.weights, n_rows, rng)
@@ -47,7 +46,7 @@ class SpliceModel(FittedModel):
             codes[:, j] = np.minimum(column, cdf.shape[1] - 1)
         if self.gaussian is not None:
             latent = self.gaussian.draw(components, rng)
-            codes[:, list(self.gaussian.columns)] = self.gaussian.to_codes(latent, self.weights, rng, self._steps)
+            codes[:, list(self.gaussian.columns)] = self.gaussian.to_codes(latent, rng)
         return codes
 
     def marginal(self, j: int) -> np.ndarray:
