@@ -37,6 +37,17 @@ def stratified_uniforms(n: int, rng: np.random.Generator, groups: np.ndarray | N
     return out
 
 
+def ranked_uniforms(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Stratified uniforms in the order of ``values`` (no ties expected): the k-th smallest of the n gets
+    (k + U)/n, one U for all. Each is exactly U(0, 1) when the values are exchangeable (a row's rank is
+    then uniform), and they follow the values' empirical CDF, so a quantile map of them keeps the
+    values' rank order while its counts are the expected counts, rounded."""
+    n = len(values)
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[np.argsort(values, kind="stable")] = np.arange(n)
+    return (ranks + rng.random()) / max(n, 1)
+
+
 def _small_keys(keys: np.ndarray) -> np.ndarray:
     """The same grouping as uint16 keys when they fit, numbered densely first if they are large
     (NumPy's stable sort is then a radix sort: several times faster than on int64)."""

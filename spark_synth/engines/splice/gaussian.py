@@ -7,7 +7,7 @@ public bin code in one of two ways:
 * **calibrated** (DP 1-way marginals available): per column, the quantile map
   u → the code whose DP cumulative share first reaches u, with u the row's *stratified rank* among
   the n rows drawn together: the k-th smallest draw gets u = (k + U)/n, one U ~ U(0, 1) per column
-  (:mod:`..stratified`). u is the empirical CDF of the batch at the draw, which tends to the
+  (:func:`..stratified.ranked_uniforms`). u is the empirical CDF of the batch at the draw, which tends to the
   mixture's own marginal CDF F_model(g) (|u − F_model(g)| = O(1/√n)), so the dependence between
   columns is the model's copula; each row's u is exactly U(0, 1) (its rank is uniform), so each
   row's code is an exact draw from the DP anchor, and the batch's counts are the anchor's expected
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from ..stratified import inverse_cdf, stratified_uniforms
+from ..stratified import inverse_cdf, ranked_uniforms, stratified_uniforms
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,7 @@ class GaussianBlock:
         for i, edges in enumerate(self.edges):
             n_bins = len(edges) - 1
             if self.calibration is not None:
-                ranks = np.empty(n, dtype=np.int64)
-                ranks[np.argsort(latent[:, i], kind="stable")] = np.arange(n)
-                codes[:, i] = inverse_cdf(np.cumsum(self.calibration[i]), (ranks + rng.random()) / max(n, 1))
+                codes[:, i] = inverse_cdf(np.cumsum(self.calibration[i]), ranked_uniforms(latent[:, i], rng))
             else:
                 codes[:, i] = np.clip(np.searchsorted(edges, np.clip(latent[:, i], -1.0, 1.0), side="right") - 1, 0, n_bins - 1)
             if self.null_share[i] > 0:
