@@ -46,7 +46,7 @@ def main(argv=None) -> int:
 
     from spark_synth.engines.fpt import engine as fpt_engine
     from spark_synth.engines.fpt.model import FptModel
-    from spark_synth.engines.fpt.workload import ordered_codes
+    from spark_synth.engines.groupings import ordered_codes
 
     split = load_split(args.dataset)
     schema, real = split.schema, split.real

@@ -1,4 +1,4 @@
-"""Screen FPT options before a five-run harness batch: in-process fits scored by the shared harness.
+"""Screen FPT (or, with ``--engine``, any engine's) options before a five-run harness batch: in-process fits scored by the shared harness.
 
 Each variant (defaults, or comma-separated ``NAME=VALUE`` engine options, parsed and checked as
 ``--engine-option`` is by the CLI) is fitted ``--fits`` times on the harness's train split of ``--dataset`` at each ``--epsilon``
@@ -11,6 +11,7 @@ five-run CLI batch of ``fpt_vs_peers.py``. Needs ``../shared``; never asserts.
 
     python benchmarks/fpt_screen.py --dataset bank_marketing --fits 6 --variant '' --variant numeric_groups=32
     python benchmarks/fpt_screen.py --dataset bank_marketing --fits 1 --epsilon 1 4 30
+    python benchmarks/fpt_screen.py --engine splice --dataset adult --fits 2 --variant '' --variant pair_share=0.3
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from in_process import coded_rows, fit, harness, load_split  # noqa: E402
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="bank_marketing")
+    parser.add_argument("--engine", default="fpt", help="engine to screen (default fpt)")
     parser.add_argument("--fits", type=int, default=3)
     parser.add_argument("--epsilon", type=float, nargs="+", default=[1.0])
     parser.add_argument("--variant", action="append", default=None,
@@ -45,10 +47,10 @@ def main(argv=None) -> int:
     results = {}
     for epsilon in args.epsilon:
         for text in variants:
-            options = {"cpu_threads": 1, **engine_options("fpt", list(filter(None, text.split(","))))}
+            options = {"cpu_threads": 1, **engine_options(args.engine, list(filter(None, text.split(","))))}
             for run in range(args.fits):
                 started = time.perf_counter()
-                model = fit("fpt", split, epsilon, **options)
+                model = fit(args.engine, split, epsilon, **options)
                 rng = np.random.default_rng(run)
                 coded = coded_rows(model.sample_codes(split.real.train.n, rng), split, rng)
                 tvds = harness.marginal_tvds(split.real.train, coded, split.bench_schema)

@@ -14,7 +14,8 @@ from spark_synth.engines.fpt import FptModel
 from spark_synth.engines.fpt.config import FptConfig
 from spark_synth.engines.fpt.engine import _one_way_share, _within_group_shares
 from spark_synth.engines.fpt.compression import compress, refine
-from spark_synth.engines.fpt.workload import candidates_and_weights, coarse_groupings, first_shares
+from spark_synth.engines.fpt.workload import candidates_and_weights, first_shares
+from spark_synth.engines.groupings import coarse_groupings
 from spark_synth.errors import ParameterError, SchemaError
 from spark_synth.measure import answer_frame
 from spark_synth.oracle import oracle_over_frame

@@ -29,7 +29,7 @@ from ...privacy import split_rho
 from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
-from ..fpt.workload import cells, coarse_groupings
+from ..groupings import cells, coarse_groupings
 from .config import DgmConfig
 from .join import JoinSettings, assemble
 from .model import DgmModel, sub_schema

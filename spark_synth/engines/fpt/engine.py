@@ -34,6 +34,7 @@ from ...privacy import NoisyMeasurement, split_rho
 from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
+from ..groupings import cells, coarse_groupings, ordered_codes
 from ..postprocess import estimate_total, probabilities_from_counts
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
@@ -42,8 +43,8 @@ from . import lp
 from .graphical import JunctionTree
 from .lp import Target
 from .model import FptModel
-from .workload import (Candidate, candidates_and_weights, cells, coarse_groupings, first_shares, hierarchy_candidates,
-                       marginal_candidates, marginal_workload, ordered_codes)
+from .workload import (Candidate, candidates_and_weights, first_shares, hierarchy_candidates, marginal_candidates,
+                       marginal_workload)
 
 _log = layer("engines")
 
