@@ -3,7 +3,7 @@
 Each variant (defaults, or comma-separated ``NAME=VALUE`` engine options, parsed and checked as
 ``--engine-option`` is by the CLI) is fitted ``--fits`` times on the harness's train split of ``--dataset`` at each ``--epsilon``
 (δ = 1e-9, real OpenDP noise through the in-process pandas oracle: no Spark, no CLI start-up), rows
-drawn as many as the split has, scored by ``../shared/bench/harness.py``: 2-/3-way TVD against the
+drawn as many as the split has, scored by ``../shared/bench/harness.py``: 1-/2-/3-way TVD against the
 train split, TSTR on its test split (best learner and each learner). Prints one Markdown row per fit,
 then each variant's mean and standard deviation over its fits. The noise cannot be seeded, so only
 differences well outside the printed deviations mean anything; a candidate default then needs the
@@ -40,14 +40,19 @@ def main(argv=None) -> int:
 
     from spark_synth.cli import engine_options
 
+    from dataclasses import fields
+
+    from spark_synth.engines import get_engine
+
+    threads = {"cpu_threads": 1} if any(f.name == "cpu_threads" for f in fields(get_engine(args.engine).config_class)) else {}
     split = load_split(args.dataset)
-    print(f"{args.dataset}: {len(split.frame)} train rows, {args.fits} fits per variant and ε, cpu_threads=1\n")
-    print("| variant | ε | fit | 2-way TVD | 3-way TVD | TSTR best | per learner | fit + score s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"{args.dataset}: {len(split.frame)} train rows, {args.fits} fits per variant and ε, {threads or 'engine threads'}\n")
+    print("| variant | ε | fit | 1-way TVD | 2-way TVD | 3-way TVD | TSTR best | per learner | fit + score s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     results = {}
     for epsilon in args.epsilon:
         for text in variants:
-            options = {"cpu_threads": 1, **engine_options(args.engine, list(filter(None, text.split(","))))}
+            options = {**threads, **engine_options(args.engine, list(filter(None, text.split(","))))}
             for run in range(args.fits):
                 started = time.perf_counter()
                 model = fit(args.engine, split, epsilon, **options)
@@ -56,15 +61,15 @@ def main(argv=None) -> int:
                 tvds = harness.marginal_tvds(split.real.train, coded, split.bench_schema)
                 ml = harness.ml_scores(coded, split.real.test, split.bench_schema)
                 learners = " ".join(f"{name} {scores.get(ml['metric']) or float('nan'):.4f}" for name, scores in ml["learners"].items())
-                row = (tvds["tvd_2way"], tvds["tvd_3way"], ml["best"])
+                row = (tvds["tvd_1way"], tvds["tvd_2way"], tvds["tvd_3way"], ml["best"])
                 results.setdefault((text or "defaults", epsilon), []).append(row)
-                print(f"| {text or 'defaults'} | {epsilon:g} | {run + 1} | {row[0]:.4f} | {row[1]:.4f} | {row[2]:.4f} | {learners} | "
+                print(f"| {text or 'defaults'} | {epsilon:g} | {run + 1} | {row[0]:.4f} | {row[1]:.4f} | {row[2]:.4f} | {row[3]:.4f} | {learners} | "
                       f"{time.perf_counter() - started:.0f} |", flush=True)
-    print("\n| variant | ε | fits | 2-way TVD | 3-way TVD | TSTR best |")
-    print("|---|---|---|---|---|---|")
+    print("\n| variant | ε | fits | 1-way TVD | 2-way TVD | 3-way TVD | TSTR best |")
+    print("|---|---|---|---|---|---|---|")
     for (name, epsilon), rows in results.items():
         values = np.asarray(rows)
-        sd = values.std(axis=0, ddof=1) if len(rows) > 1 else np.full(3, np.nan)
+        sd = values.std(axis=0, ddof=1) if len(rows) > 1 else np.full(values.shape[1], np.nan)
         cells = " | ".join(f"{m:.4f} ± {s:.4f}" for m, s in zip(values.mean(axis=0), sd))
         print(f"| {name} | {epsilon:g} | {len(rows)} | {cells} |")
     return 0

@@ -32,8 +32,8 @@ README_COLUMNS = {"2-way TVD": "tvd_2way", "3-way TVD": "tvd_3way", "SW1": "sw1"
                   "TSTR best": "tstr_best", "wall s": "wall_s"}
 #: The peers of ../shared/bench/peers/mbi_mechanisms.py: option → name in the README's table, and
 #: the arguments the README runs them with (AIM under a 480 s time budget).
-PEER_NAMES = {"aim": "AIM", "mst": "MST"}
-PEER_ARGS = {"aim": "--max-model-size 20 --time-budget 480", "mst": ""}
+PEER_NAMES = {"aim": "AIM", "mst": "MST", "mst_published": "MST (published budget)"}
+PEER_ARGS = {"aim": "--max-model-size 20 --time-budget 480", "mst": "", "mst_published": ""}
 #: Fidelity keys of the harness's floor (the real test split scored as if it were synthetic).
 FLOOR_KEYS = ("tvd_1way", "tvd_2way", "tvd_3way", "sw1", "assoc_diff")
 
@@ -83,9 +83,13 @@ def mbi_problem(python: str) -> str | None:
 
 
 def peer_template(python: str, mech: str, seed: int = 0) -> str:
-    """Harness ``--cmd`` template of ../shared/bench/peers/mbi_mechanisms.py for MECH (aim | mst).
+    """Harness ``--cmd`` template of ../shared/bench/peers/mbi_mechanisms.py for MECH (aim | mst), or of
+    benchmarks/mst_as_published.py (that MST at its published noise scale) for ``mst_published``.
     The peers draw their noise from ``--seed`` (the README's runs: seed 0)."""
-    script = SHARED / "bench" / "peers" / "mbi_mechanisms.py"
+    if mech == "mst_published":  # the shared MST with the published noise scale (benchmarks/mst_as_published.py)
+        script, mech = Path(__file__).resolve().parent / "mst_as_published.py", "mst"
+    else:
+        script = SHARED / "bench" / "peers" / "mbi_mechanisms.py"
     return (f"{shlex.quote(python)} {shlex.quote(str(script))} --mech {mech} --train {{train_csv}} --schema {{schema}} "
             f"--epsilon {{epsilon}} --delta {{delta}} --rows {{rows}} --out {{output}} --seed {int(seed)} "
             f"{PEER_ARGS[mech]}").strip()
