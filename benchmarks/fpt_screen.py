@@ -11,7 +11,7 @@ five-run CLI batch of ``fpt_vs_peers.py``. Needs ``../shared``; never asserts.
 
     python benchmarks/fpt_screen.py --dataset bank_marketing --fits 6 --variant '' --variant numeric_groups=32
     python benchmarks/fpt_screen.py --dataset bank_marketing --fits 1 --epsilon 1 4 30
-    python benchmarks/fpt_screen.py --engine splice --dataset adult --fits 2 --variant '' --variant pair_share=0.3
+    python benchmarks/fpt_screen.py --engine splice --dataset adult --fits 2 --variant '' --variant components=64
 """
 
 from __future__ import annotations
@@ -39,12 +39,9 @@ def main(argv=None) -> int:
     variants = args.variant if args.variant is not None else [""]
 
     from spark_synth.cli import engine_options
-
-    from dataclasses import fields
-
     from spark_synth.engines import get_engine
 
-    threads = {"cpu_threads": 1} if any(f.name == "cpu_threads" for f in fields(get_engine(args.engine).config_class)) else {}
+    threads = {"cpu_threads": 1} if "cpu_threads" in get_engine(args.engine).config() else {}  # one thread where the engine has the option
     split = load_split(args.dataset)
     print(f"{args.dataset}: {len(split.frame)} train rows, {args.fits} fits per variant and ε, {threads or 'engine threads'}\n")
     print("| variant | ε | fit | 1-way TVD | 2-way TVD | 3-way TVD | TSTR best | per learner | fit + score s |")

@@ -193,9 +193,8 @@ def print_peer_comparison(dataset: str, engines: list[str], records: list[dict])
     benchmarks/mst_as_published.py)."""
     at_one = [r for r in records if r["epsilon"] == 1.0 and r["status"] == "ok"]
     stated = _references(at_one, {PEER_NAMES["aim"], PEER_NAMES["mst"]})
-    published = _references(at_one, {PEER_NAMES["aim"], PEER_NAMES["mst_published"]})
-    if not any(r["synthesizer"] == PEER_NAMES["mst_published"] for r in at_one):
-        published = {}
+    ran_published = any(r["synthesizer"] == PEER_NAMES["mst_published"] for r in at_one)
+    published = _references(at_one, {PEER_NAMES["aim"], PEER_NAMES["mst_published"]}) if ran_published else {}
     if not stated or not any(r["synthesizer"] in engines for r in at_one):
         print(f"\n{dataset}: no ε = 1 comparison (needs an engine and AIM or MST at ε = 1)")
         return

@@ -1,5 +1,5 @@
-"""Public coarsenings of columns for tables of two or more columns (FPT's pairs, SPLICE's pair
-anchors, DGM's association tables): decisions from the schema's domains only."""
+"""Public coarsenings of columns for tables of two or more columns (FPT's workload, DGM's
+association tables): decisions from the schema's domains only."""
 
 from __future__ import annotations
 
