@@ -1,11 +1,11 @@
-"""Test helpers: a tiny schema, and 1-way total-variation distance on public bins."""
+"""Test helpers: a tiny schema, a German-credit-like small table, and 1-way total-variation distance on public bins."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from spark_synth.schema import Column, ColumnType, Schema
+from spark_synth.schema import Column, ColumnType, Schema, schema_from_dict
 
 
 def tiny_schema(nullable: bool = True) -> Schema:
@@ -31,6 +31,24 @@ def tiny_frame(n: int = 200, seed: int = 0) -> pd.DataFrame:
             "score": rng.random(n),
         }
     )
+
+
+def small_table(n: int, seed: int):
+    """German-credit-like: 800 rows, 18 categorical columns without nulls, a 73-value month column
+    (60 % on multiples of 6), a skewed 64-bin amount and a 57-value age (nullable by default, no nulls)."""
+    rng = np.random.default_rng(seed)
+    columns, data = [], {}
+    for j in range(18):
+        k = 3 + j % 4
+        columns.append({"name": f"c{j}", "type": "categorical", "categories": [f"v{i}" for i in range(k)]})
+        data[f"c{j}"] = np.array([f"v{i}" for i in rng.choice(k, n, p=np.arange(k, 0, -1) / np.arange(k, 0, -1).sum())])
+    columns += [{"name": "months", "type": "integer", "min": 4, "max": 76}, {"name": "amount", "type": "continuous", "min": 0, "max": 20000},
+                {"name": "age", "type": "integer", "min": 19, "max": 75}]
+    spikes = rng.choice([6, 12, 18, 24, 36, 48, 60], n, p=[0.1, 0.3, 0.12, 0.25, 0.13, 0.07, 0.03])
+    data["months"] = np.where(rng.random(n) < 0.6, spikes, rng.integers(4, 61, n))
+    data["amount"] = np.clip(rng.lognormal(7.9, 0.7, n), 0, 20000)
+    data["age"] = np.clip(19 + rng.gamma(3.0, 5.0, n), 19, 75).round().astype(int)
+    return schema_from_dict({"columns": columns}), pd.DataFrame(data)
 
 
 def one_way_tvd(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema, bins: int = 16) -> dict[str, float]:

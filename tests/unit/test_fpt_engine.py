@@ -500,3 +500,28 @@ def test_icd9_hierarchy_nests_code_category_block_chapter():
         {"name": "d2", "type": "categorical", "categories": ["250.02", "V57", "8"]}]}, ["d1", "d2"]))
     assert [name for name, _ in schema["d1"].hierarchy_groupings()] == ["category", "block", "chapter"]
     assert schema["d2"].hierarchy_groupings()[0][1] == (0, 1, 2, 3)  # 250.02, V57, 8 in their own categories; null last
+
+
+def test_on_a_small_table_the_one_way_histograms_are_as_good_as_independents():
+    """German-credit-like, 800 rows, ε = 1: the noise swamps single codes. FPT models a swamped
+    ordered column on ranges that hold ≥ 3 σ of rows on average and shrinks its codes' shares inside
+    them, as ``independent``'s 1-way estimate does; before, a 73-value month column fell into one
+    merged group whose few codes above the noise floor took all its rows (measured over six fits:
+    coarse 1-way TVD of the three numeric columns 0.53 / 0.46 / 0.46 before, 0.28 / 0.18 / 0.19 now,
+    independent's 0.22 / 0.19 / 0.19)."""
+    from ..helpers import one_way_tvd, small_table
+
+    schema, frame = small_table(800, seed=0)
+    numeric = ["months", "amount", "age"]
+    errors = {}
+    for engine in ("independent", "fpt"):
+        tvds = []
+        for fit in range(3):
+            oracle = oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9)))
+            model = get_engine(engine).fit(schema, oracle, LocalTaskRunner())
+            tvds.append(one_way_tvd(frame, _sample(model, schema, 4000, seed=fit), schema))
+        errors[engine] = {c: np.mean([t[c] for t in tvds]) for c in tvds[0]}
+        if engine == "fpt":
+            assert set(model._summary["columns_swamped"]) >= set(numeric)
+    for name in numeric:
+        assert errors["fpt"][name] < 1.6 * errors["independent"][name], (name, errors)  # before: 2.1–2.5×

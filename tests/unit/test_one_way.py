@@ -14,6 +14,8 @@ from spark_synth.privacy import NoisyMeasurement, PrivacyBudget, PrivacyFilter, 
 from spark_synth.queries import MarginalQuery
 from spark_synth.schema import schema_from_dict
 
+from ..helpers import small_table
+
 MONTHS = {"name": "months", "type": "integer", "min": 4, "max": 76}  # 73 public values, one code each
 
 
@@ -92,24 +94,6 @@ def test_within_range_shares_keep_a_shape_above_the_noise_and_even_out_noise():
     assert np.allclose(np.bincount(groups, weights=shares), 1.0)
 
 
-def _small_table(n: int, seed: int):
-    """German-credit-like: 800 rows, 18 categorical columns without nulls, a 73-value month column
-    (60 % on multiples of 6), a skewed 64-bin amount and a 57-value age (nullable by default, no nulls)."""
-    rng = np.random.default_rng(seed)
-    columns, data = [], {}
-    for j in range(18):
-        k = 3 + j % 4
-        columns.append({"name": f"c{j}", "type": "categorical", "categories": [f"v{i}" for i in range(k)]})
-        data[f"c{j}"] = np.array([f"v{i}" for i in rng.choice(k, n, p=np.arange(k, 0, -1) / np.arange(k, 0, -1).sum())])
-    columns += [MONTHS, {"name": "amount", "type": "continuous", "min": 0, "max": 20000},
-                {"name": "age", "type": "integer", "min": 19, "max": 75}]
-    spikes = rng.choice([6, 12, 18, 24, 36, 48, 60], n, p=[0.1, 0.3, 0.12, 0.25, 0.13, 0.07, 0.03])
-    data["months"] = np.where(rng.random(n) < 0.6, spikes, rng.integers(4, 61, n))
-    data["amount"] = np.clip(rng.lognormal(7.9, 0.7, n), 0, 20000)
-    data["age"] = np.clip(19 + rng.gamma(3.0, 5.0, n), 19, 75).round().astype(int)
-    return schema_from_dict({"columns": columns}), pd.DataFrame(data)
-
-
 def _coarse_tvd(column, real: np.ndarray, synthetic: np.ndarray) -> float:
     """TVD over 16 equal-width ranges of the column's public bounds (as the shared harness bins numbers)."""
     edges = column.bin_edges
@@ -124,7 +108,7 @@ def test_small_table_numeric_error_and_spurious_nulls_beat_the_flat_histogram():
     """The case of issue 15: 800 rows, 21 columns, ε = 1. One flat histogram per column (the former
     estimator, ``one_way_fine_share=1, null_floor=0``) spreads noise over the wide numeric columns'
     empty codes and gives columns without nulls a noise-sized null share; the default does neither."""
-    schema, frame = _small_table(800, seed=0)
+    schema, frame = small_table(800, seed=0)
     numeric = [j for j, c in enumerate(schema) if not c.type.is_discrete]
     real = [np.bincount(frame_codes, minlength=c.size) for frame_codes, c in zip(_codes(frame, schema).T, schema)]
     results = {}

@@ -35,7 +35,8 @@ from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings, ordered_codes
-from ..postprocess import estimate_total, probabilities_from_counts
+from ..one_way import range_grouping, within_range_shares
+from ..postprocess import estimate_total, probabilities_from_counts, project_to_simplex
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
 from .estimation import MirrorDescent, Observation, project
@@ -55,6 +56,8 @@ FLOOR_SIGMAS = 2.0
 FLOOR_FALSE_PASS = 0.05
 #: Log-potential of a code the model gives no mass (exp underflows to 0; finite, so sum-product stays NaN-free).
 ABSENT = -1.0e4
+#: A column is swamped by the noise when its codes hold fewer rows than this many σ on average (as ``independent``'s ranges).
+SIGMAS_PER_RANGE = 3.0
 #: Prior weight of a group's target rates in a code's (target pairs' refinement), in noise deviations.
 TARGET_PRIOR_SIGMAS = 3.0
 
@@ -134,12 +137,15 @@ class FptEngine(Engine):
         counts = [_pooled_counts(m, *paired_with[j], target) if j in paired_with else (np.asarray(m.values, dtype=np.float64), m.sigma)
                   for j, m in enumerate(released[: len(one_way)])]
         # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
+        swamped = _swamped_columns(schema, counts, total, target, groupings)
         if o.refine_dense:
             groupings = [refine(g, values, total / o.numeric_groups) for g, (values, _) in zip(groupings, counts)]
+        ranged = {j for j, ranges in swamped.items() if ranges is not None and ranges != groupings[j]}  # sized to the noise
+        groupings = [swamped.get(j) or g for j, g in enumerate(groupings)]
         if o.compress_threshold > 0:
-            groupings = [g if column.hierarchy or j == target else compress(g, values, sigma, o.compress_threshold)
+            groupings = [g if column.hierarchy or j == target or j in ranged else compress(g, values, sigma, o.compress_threshold)
                          for j, (column, g, (values, sigma)) in enumerate(zip(schema, groupings, counts))]
-        if o.refine_dense or o.compress_threshold > 0:
+        if o.refine_dense or o.compress_threshold > 0 or swamped:
             prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
             candidates = [c for c in candidates if _shape_key(c) in prepared]
@@ -149,7 +155,8 @@ class FptEngine(Engine):
         observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         observations += [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
-        refinements = {j: (groupings[j], _within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
+        refinements = {j: (groupings[j], _shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
+                           else _within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
                            _target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
                        for j, (values, sigma) in enumerate(counts) if groupings[j] is not None}
         rounds = max(1, round(o.rounds_per_column * len(schema)))
@@ -200,7 +207,8 @@ class FptEngine(Engine):
         self.width_, self.largest_bag_ = tree.width, tree.largest_bag_cells
         summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_],
-                   "columns_without_nulls": [schema.names[j] for j in absent]}
+                   "columns_without_nulls": [schema.names[j] for j in absent],
+                   "columns_swamped": {schema.names[j]: sizes[j] for j in swamped}}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
                         potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
                         absent=absent)
@@ -427,6 +435,33 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
             tail = codes[ordered_groups == group]
             tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
             weights[tail] = isotonic_regression(values[tail], y_min=0.0, increasing=False)
+    return weights / max(weights.sum(), 1e-12)
+
+
+def _swamped_columns(schema: Schema, counts: list, total: float, target: int | None, groupings: list) -> dict:
+    """Columns whose codes hold fewer than ``SIGMAS_PER_RANGE`` noise deviations of rows on average
+    (from the DP row estimate and public σ): an ordered column → contiguous ranges holding that many
+    (its public ranges, when fewer: compression may merge those), the model's groups, inside which
+    the codes' shares are shrunk towards an even split as ``independent``'s 1-way estimate does; an unordered one → None (compression's groups, shares shrunk the same way).
+    Post-processing of DP releases and public sizes."""
+    out = {}
+    for j, (column, (values, sigma)) in enumerate(zip(schema, counts)):
+        if j == target or column.hierarchy or total / column.n_values >= SIGMAS_PER_RANGE * sigma:
+            continue
+        ranges = range_grouping(column, total, sigma, SIGMAS_PER_RANGE)
+        if ranges is not None and groupings[j] is not None and max(groupings[j]) <= max(ranges):
+            ranges = groupings[j]  # the public ranges are coarser already (compression may merge them)
+        out[j] = ranges
+    return out
+
+
+def _shrunk_shares(values: np.ndarray, sigma: float, ranges, total: float) -> np.ndarray:
+    """A swamped column's distribution over its codes, as ``independent``'s 1-way estimate makes it
+    from one release: the ``ranges``' noisy sums projected onto the simplex, each range's codes
+    shrunk towards an even split (James–Stein). Post-processing of a DP release."""
+    ranges = np.asarray(ranges, dtype=np.int64)
+    mass = project_to_simplex(np.bincount(ranges, weights=values), max(float(total), 1.0))
+    weights = mass[ranges] * within_range_shares(ranges, values, sigma**2)
     return weights / max(weights.sum(), 1e-12)
 
 
