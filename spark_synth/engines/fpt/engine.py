@@ -440,10 +440,11 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
 
 def _swamped_columns(schema: Schema, counts: list, total: float, target: int | None, groupings: list) -> dict:
     """Columns whose codes hold fewer than ``SIGMAS_PER_RANGE`` noise deviations of rows on average
-    (from the DP row estimate and public σ): an ordered column → contiguous ranges holding that many
-    (its public ranges, when fewer: compression may merge those), the model's groups, inside which
-    the codes' shares are shrunk towards an even split as ``independent``'s 1-way estimate does; an unordered one → None (compression's groups, shares shrunk the same way).
-    Post-processing of DP releases and public sizes."""
+    (from the DP row estimate and public σ), each mapped to its model groups: an ordered column →
+    contiguous ranges holding that many (``one_way.range_grouping``; its public ranges when those are
+    coarser, which compression may still merge); an unordered one → None (compression's groups).
+    Inside the groups the codes' shares come from :func:`_shrunk_shares`. Post-processing of DP
+    releases and public sizes."""
     out = {}
     for j, (column, (values, sigma)) in enumerate(zip(schema, counts)):
         if j == target or column.hierarchy or total / column.n_values >= SIGMAS_PER_RANGE * sigma:
