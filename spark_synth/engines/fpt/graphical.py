@@ -24,6 +24,8 @@ from networkx.algorithms.approximation import treewidth_min_fill_in
 from ..stratified import stratified_uniforms
 
 Scope = tuple[int, ...]
+#: Floor of a separator marginal before its log in the downward pass (far below any probability that matters).
+_TINY = 1e-300
 Reducer = Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 
 
@@ -138,6 +140,7 @@ class JunctionTree:
         self.separator_in_bag = [self._viewed(sep, bag) for bag, sep in zip(self.bags, self.separators)]
         self.separator_in_parent = [self._viewed(sep, self.bags[p]) if p >= 0 else None
                                     for sep, p in zip(self.separators, self.parent)]
+        self.separators_shape = [self.shape(sep) for sep in self.separators]
         self.parent_outside = [tuple(k for k, v in enumerate(self.bags[p]) if v not in sep) if p >= 0 else None
                                for sep, p in zip(self.separators, self.parent)]
         self._edges = {frozenset(pair) for scope in self.scopes for pair in itertools.combinations(scope, 2)}
@@ -294,20 +297,33 @@ class GibbsModel:
         self.log_beliefs: list[torch.Tensor] = []  # each bag's log-marginal, axes = the bag
         self._log_conditionals: list[torch.Tensor] = []  # log p(bag \ separator | separator)
 
+    @classmethod
+    def from_log_potentials(cls, tree: JunctionTree, bag_tables: Sequence[torch.Tensor], device=None) -> GibbsModel:
+        """The model whose bag i has log-potential table ``bag_tables[i]`` (axes = the bag; not checked:
+        for fitters that keep θ per bag themselves)."""
+        model = cls.__new__(cls)
+        model.tree, model.device = tree, torch.device(device or "cpu")
+        model.log_potentials = list(bag_tables)
+        model.log_partition, model.log_beliefs, model._log_conditionals = None, [], []
+        return model
+
     def calibrate(self) -> GibbsModel:
         """Log-space sum-product (upward then downward pass): sets ``log_partition`` and ``log_beliefs``."""
         tree = self.tree
         upward, messages = _collect(tree, self.log_potentials, _logsumexp)
         self.log_partition = float(torch.logsumexp(upward[0].reshape(-1), dim=0))
         beliefs = [upward[0] - self.log_partition]
+        self._beliefs = [None] * len(tree.bags)  # each bag's probability table, when first needed
         for i in range(1, len(tree.bags)):
-            cavity = beliefs[tree.parent[i]] - messages[i].reshape(tree.separator_in_parent[i])
-            outside = tree.parent_outside[i]
-            downward = torch.logsumexp(cavity, dim=outside) if outside else cavity
+            # the parent's separator marginal divided by the message bag i sent it (the message is
+            # constant along the axes summed out); the marginal is summed in probability space (a
+            # normalised belief cannot overflow; the floor keeps a vanishing cell finite, so no NaN follows)
+            outside, p = tree.parent_outside[i], tree.parent[i]
+            separator = (self._belief(p, beliefs).sum(dim=outside).clamp_min(_TINY).log() if outside else beliefs[p])
+            downward = separator.reshape(tree.separators_shape[i]) - messages[i].reshape(tree.separators_shape[i])
             beliefs.append(upward[i] + downward.reshape(tree.separator_in_bag[i]))
         self.log_beliefs = beliefs
         self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
-        self._beliefs = [None] * len(beliefs)  # each bag's probability table, when first needed
         self._conditional_tables = [None] * len(beliefs)  # and its conditional's
         return self
 
@@ -346,10 +362,10 @@ class GibbsModel:
         variables, table = _product([(tree.bags[top], self._belief(top)), *incoming[top]])
         return _reduce(table, variables, keep, _sum)[1]
 
-    def _belief(self, i: int) -> torch.Tensor:
+    def _belief(self, i: int, log_beliefs: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
         """Bag i's probability table (cached until the next calibration)."""
         if self._beliefs[i] is None:
-            self._beliefs[i] = self.log_beliefs[i].exp()
+            self._beliefs[i] = (self.log_beliefs if log_beliefs is None else log_beliefs)[i].exp()
         return self._beliefs[i]
 
     def _probability_conditional(self, i: int) -> torch.Tensor:
