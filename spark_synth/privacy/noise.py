@@ -11,11 +11,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import opendp.prelude as dp
+from opendp import measurements
+from opendp.domains import atom_domain, vector_domain
+from opendp.measures import zero_concentrated_divergence
+from opendp.metrics import l2_distance, linf_distance
+from opendp.mod import Measurement, enable_features
+from opendp.typing import i64
 
 from ..errors import InternalError
 
-dp.enable_features("contrib")
+enable_features("contrib")
 
 
 
@@ -23,14 +28,14 @@ def gaussian_sigma(l2_sensitivity: float, rho: float) -> float:
     """σ = Δ₂/√(2ρ): the Gaussian noise that makes a query of ℓ2 sensitivity Δ₂ ρ-zCDP (public)."""
     return float(l2_sensitivity) / math.sqrt(2.0 * rho)
 
-def gaussian_measurement(scale: float, integer: bool) -> dp.Measurement:
+def gaussian_measurement(scale: float, integer: bool) -> Measurement:
     """OpenDP Gaussian measurement on vectors (ℓ2 metric, zCDP output measure)."""
-    atom = dp.atom_domain(T=dp.i64) if integer else dp.atom_domain(T=float, nan=False)
-    metric = dp.l2_distance(T=dp.i64 if integer else float)
-    return dp.m.make_gaussian(dp.vector_domain(atom), metric, scale=float(scale))
+    atom = atom_domain(T=i64) if integer else atom_domain(T=float, nan=False)
+    metric = l2_distance(T=i64 if integer else float)
+    return measurements.make_gaussian(vector_domain(atom), metric, scale=float(scale))
 
 
-def calibrated_measurement(rho: float, l2_sensitivity: float, integer: bool) -> tuple[dp.Measurement, float, float]:
+def calibrated_measurement(rho: float, l2_sensitivity: float, integer: bool) -> tuple[Measurement, float, float]:
     """The smallest-σ OpenDP Gaussian whose certified cost at ``l2_sensitivity`` is ≤ ρ.
 
     Starts from σ = Δ / √(2ρ) and nudges σ up only if OpenDP's map rounds the cost above ρ.
@@ -51,23 +56,23 @@ def calibrated_measurement(rho: float, l2_sensitivity: float, integer: bool) -> 
     raise InternalError("could not calibrate the Gaussian mechanism within the allocated rho")
 
 
-def add_gaussian_noise(values: np.ndarray, measurement: dp.Measurement, integer: bool) -> np.ndarray:
+def add_gaussian_noise(values: np.ndarray, measurement: Measurement, integer: bool) -> np.ndarray:
     """Release ``values`` (a 1-D array) through ``measurement``; returns a float64 array."""
     flat = np.asarray(values).ravel()
     data = [int(v) for v in flat] if integer else [float(v) for v in flat]
     return np.asarray(measurement(data), dtype=np.float64).reshape(np.shape(values))
 
 
-def noisy_max_measurement(scale: float) -> dp.Measurement:
+def noisy_max_measurement(scale: float) -> Measurement:
     """OpenDP's exponential mechanism (Gumbel noise) on float score vectors, zCDP output measure.
 
     Scores are not monotone in the data (a row can raise one and lower another), so the ℓ∞ input
     metric is the non-monotonic one."""
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float, monotonic=False)
-    return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=float(scale))
+    space = vector_domain(atom_domain(T=float, nan=False)), linf_distance(T=float, monotonic=False)
+    return measurements.make_noisy_max(*space, zero_concentrated_divergence(), scale=float(scale))
 
 
-def calibrated_noisy_max(rho: float, sensitivity: float) -> tuple[dp.Measurement, float, float]:
+def calibrated_noisy_max(rho: float, sensitivity: float) -> tuple[Measurement, float, float]:
     """The smallest-scale exponential mechanism whose certified zCDP cost at ``sensitivity`` is ≤ ρ.
 
     Starts from scale = Δ / √(2ρ) (ε = 2Δ/scale, ρ = ε²/8) and nudges it up only if OpenDP's
@@ -84,7 +89,7 @@ def calibrated_noisy_max(rho: float, sensitivity: float) -> tuple[dp.Measurement
     raise InternalError("could not calibrate the exponential mechanism within the allocated rho")
 
 
-def noisy_max(measurement: dp.Measurement, scores: np.ndarray) -> int:
+def noisy_max(measurement: Measurement, scores: np.ndarray) -> int:
     """Run an exponential-mechanism ``measurement`` on finite ``scores``; returns the chosen index."""
     values = [float(s) for s in np.asarray(scores, dtype=np.float64).ravel()]
     if not values or not all(math.isfinite(v) for v in values):
