@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import brentq, minimize_scalar
-
 from ..errors import ParameterError
 
 
 def epsilon_from_rho(rho: float, delta: float) -> float:
     """Smallest ε (tight CKS20 bound) such that ρ-zCDP implies (ε, δ)-DP."""
+    from scipy.optimize import minimize_scalar  # here, not at import: Python workers load this package too
     _check_rho(rho)
     _check_delta(delta)
     if rho == 0:
@@ -47,6 +46,7 @@ def rho_from_epsilon(epsilon: float, delta: float) -> float:
     """Largest ρ whose tight (ε, δ) conversion does not exceed ``epsilon`` at ``delta``.
 
     Raises :class:`ParameterError` naming ε (never a bare error) when no ρ in [1e-300, 1e300] fits."""
+    from scipy.optimize import brentq  # here, not at import: Python workers load this package too
     _check_epsilon(epsilon)
     _check_delta(delta)
     excess = lambda r: epsilon_from_rho(r, delta) - epsilon  # noqa: E731

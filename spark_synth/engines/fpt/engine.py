@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from scipy.stats import norm
 
 from ...errors import InternalError, ParameterError
 from ...logs import layer
@@ -417,6 +416,8 @@ def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: in
     ``ordered`` codes (an ordered column's values) get the least-squares fit of their counts that
     decreases away from the column's nearest passing code (a tail thins out away from the bulk of
     the data) instead of their scattered noisy counts; other codes keep their counts (clipped at 0)."""
+    from scipy.stats import norm  # here, not at import: sampling tasks load this package, and scipy.stats takes 0.5 s
+
     values = np.asarray(values, dtype=np.float64)
     groups = np.asarray(grouping, dtype=np.int64)
     members = np.bincount(groups)
