@@ -177,7 +177,7 @@ def _join(synth: Synthesizer) -> dict:
 
 def dataset_key(dataset_id: str | None, source: str) -> str:
     """The name of the ledger a fit is charged to: the declared dataset id, else the input's ``source_key``."""
-    from .track.pyfunc import source_key
+    from .io.locations import source_key
 
     if dataset_id is not None and (not isinstance(dataset_id, str) or not dataset_id.strip()):
         raise ParameterError("dataset_id (--dataset-id)", "a non-empty dataset id naming the table's budget ledger", dataset_id)

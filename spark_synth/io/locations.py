@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from dataclasses import dataclass
 
 from ..errors import OutputError, UserInputError
@@ -153,3 +154,20 @@ def output_location(target: str) -> Location:
 def is_local_path(target: str) -> bool:
     """A path on this machine's file system (no ``scheme://`` and no ``dbfs:``)."""
     return "://" not in target and not target.startswith(("dbfs:", "file:"))
+
+
+def source_key(source: str) -> str:
+    """A stable name for a source table: table names in lower case (backticks only around parts that
+    need them, so ``Main.`Sales`.t`` and ``main.sales.t`` are one table), paths made absolute."""
+    source = source.strip()
+    try:
+        parts = parse_table_name(source)
+    except UserInputError:  # not a table name (e.g. a free-form --dataset-id): as before
+        parts = None
+    if parts is not None:
+        return canonical_table_name(parts).lower()
+    if "://" in source or ":/" in source:  # s3://…, abfss://…, dbfs:/…, file:/…
+        return source.rstrip("/")
+    if "/" in source or source.startswith(".") or Path(source).suffix in (".csv", ".parquet"):
+        return str(Path(source).expanduser().resolve())
+    return source.lower()

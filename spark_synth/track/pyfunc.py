@@ -27,6 +27,7 @@ import mlflow.pyfunc
 import numpy as np
 import pandas as pd
 
+from ..io.locations import source_key
 from .mlflow_tracking import FIT_ID_TAG, MODEL_URI_TAG
 
 #: Name of the model inside its MLflow run.
@@ -250,26 +251,6 @@ def log_synthesizer(synth, *, source: str | None = None, params: dict | None = N
               "out_of_domain": synth.out_of_domain, "input": source or "", **(params or {})}
     log_fit(logged, synth.privacy_report_, getattr(synth, "timings_", {}) or {}, synth.model_.loss_curves())
     return log_synthesizer_model(synth, source=source)
-
-
-def source_key(source: str) -> str:
-    """A stable name for a source table: table names in lower case (backticks only around parts that
-    need them, so ``Main.`Sales`.t`` and ``main.sales.t`` are one table), paths made absolute."""
-    from ..errors import UserInputError
-    from ..io.locations import canonical_table_name, parse_table_name
-
-    source = source.strip()
-    try:
-        parts = parse_table_name(source)
-    except UserInputError:  # not a table name (e.g. a free-form --dataset-id): as before
-        parts = None
-    if parts is not None:
-        return canonical_table_name(parts).lower()
-    if "://" in source or ":/" in source:  # s3://…, abfss://…, dbfs:/…, file:/…
-        return source.rstrip("/")
-    if "/" in source or source.startswith(".") or Path(source).suffix in (".csv", ".parquet"):
-        return str(Path(source).expanduser().resolve())
-    return source.lower()
 
 
 def load_synthesizer(model_uri: str):
