@@ -164,7 +164,7 @@ class _Layout:
     def marginals(self, model: GibbsModel) -> torch.Tensor:
         """Every observed scope's probability table, laid end to end."""
         return torch.cat([table.reshape(-1) for bag, sums in self.bag_sums.items()
-                          for table in sums.marginals(model._belief(bag))])
+                          for table in sums.marginals(model.belief(bag))])
 
     def loss(self, counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Σ ‖A·counts − y‖²/σ² over the observations (``counts``: N·marginals, laid end to end), and its

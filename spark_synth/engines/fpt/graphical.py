@@ -317,17 +317,16 @@ class GibbsModel:
         tree = self.tree
         upward, messages = _collect(tree, self.log_potentials, _logsumexp)
         self.log_partition = float(torch.logsumexp(upward[0].reshape(-1), dim=0))
-        beliefs = [upward[0] - self.log_partition]
+        beliefs = self.log_beliefs = [upward[0] - self.log_partition]  # filled root first
         self._beliefs = [None] * len(tree.bags)  # each bag's probability table, when first needed
         for i in range(1, len(tree.bags)):
             # the parent's separator marginal divided by the message bag i sent it (the message is
             # constant along the axes summed out); the marginal is summed in probability space (a
             # normalised belief cannot overflow; the floor keeps a vanishing cell finite, so no NaN follows)
             outside, p = tree.parent_outside[i], tree.parent[i]
-            separator = (self._belief(p, beliefs).sum(dim=outside).clamp_min(_TINY).log() if outside else beliefs[p])
+            separator = (self.belief(p).sum(dim=outside).clamp_min(_TINY).log() if outside else beliefs[p])
             downward = separator.reshape(tree.separators_shape[i]) - messages[i].reshape(tree.separators_shape[i])
             beliefs.append(upward[i] + downward.reshape(tree.separator_in_bag[i]))
-        self.log_beliefs = beliefs
         self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
         self._conditional_tables = [None] * len(beliefs)  # and its conditional's
         return self
@@ -355,7 +354,7 @@ class GibbsModel:
         tree = self._calibrated().tree
         inside, dims = tree.summed_out(tuple(scope))
         if inside is not None:  # the common case: sum the bag's marginal down to the scope
-            belief = self._belief(inside)
+            belief = self.belief(inside)
             return belief.sum(dim=dims) if dims else belief
         keep = set(scope)
         subtree = _covering_subtree(tree, keep)
@@ -364,13 +363,13 @@ class GibbsModel:
         for i in sorted(subtree - {top}, reverse=True):  # in probability space: conditionals are in [0, 1]
             variables, table = _product([(tree.bags[i], self._probability_conditional(i)), *incoming[i]])
             incoming[tree.parent[i]].append(_reduce(table, variables, keep | set(tree.separators[i]), _sum))
-        variables, table = _product([(tree.bags[top], self._belief(top)), *incoming[top]])
+        variables, table = _product([(tree.bags[top], self.belief(top)), *incoming[top]])
         return _reduce(table, variables, keep, _sum)[1]
 
-    def _belief(self, i: int, log_beliefs: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
-        """Bag i's probability table (cached until the next calibration)."""
+    def belief(self, i: int) -> torch.Tensor:
+        """Bag i's probability table, axes = the bag (cached until the next calibration)."""
         if self._beliefs[i] is None:
-            self._beliefs[i] = (self.log_beliefs if log_beliefs is None else log_beliefs)[i].exp()
+            self._beliefs[i] = self.log_beliefs[i].exp()
         return self._beliefs[i]
 
     def _probability_conditional(self, i: int) -> torch.Tensor:
