@@ -26,15 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def capture(dataset: str, path: str) -> None:
     """Measure like one fit of ``dataset`` does, and pickle what the final fit needs."""
-    from in_process import load_split
+    from in_process import load_split, private_oracle
 
     from spark_synth.engines import get_engine
-    from spark_synth.oracle import oracle_over_frame
-    from spark_synth.privacy import PrivacyBudget, PrivacyFilter
 
     split = load_split(dataset)
-    oracle = oracle_over_frame(split.frame, split.schema, PrivacyFilter(PrivacyBudget(1.0, 1e-9)))
-    measured = get_engine("fpt").measure(split.schema, oracle)
+    measured = get_engine("fpt").measure(split.schema, private_oracle(split))
     with open(path, "wb") as out:
         pickle.dump({"dataset": dataset, "sizes": measured.sizes, "total": measured.total,
                      "observations": measured.observations, "potentials": measured.potentials}, out)

@@ -44,14 +44,19 @@ def load_split(dataset: str) -> Split:
     return Split(dataset, bench_schema, real, load_schema(str(schema_path)), frame)
 
 
-def fit(engine: str, split: Split, epsilon: float = 1.0, **options):
-    """``engine`` fitted on the train split at ``epsilon``, δ = 1e-9 (real noise, tasks in-process)."""
-    from spark_synth.engines import LocalTaskRunner, get_engine
+def private_oracle(split: Split, epsilon: float = 1.0):
+    """The in-process oracle over the train split at ``epsilon``, δ = 1e-9 (real OpenDP noise)."""
     from spark_synth.oracle import oracle_over_frame
     from spark_synth.privacy import PrivacyBudget, PrivacyFilter
 
-    oracle = oracle_over_frame(split.frame, split.schema, PrivacyFilter(PrivacyBudget(epsilon, 1e-9)))
-    return get_engine(engine, **options).fit(split.schema, oracle, LocalTaskRunner())
+    return oracle_over_frame(split.frame, split.schema, PrivacyFilter(PrivacyBudget(epsilon, 1e-9)))
+
+
+def fit(engine: str, split: Split, epsilon: float = 1.0, **options):
+    """``engine`` fitted on the train split at ``epsilon``, δ = 1e-9 (real noise, tasks in-process)."""
+    from spark_synth.engines import LocalTaskRunner, get_engine
+
+    return get_engine(engine, **options).fit(split.schema, private_oracle(split, epsilon), LocalTaskRunner())
 
 
 def coded_rows(codes: np.ndarray, split: Split, rng: np.random.Generator) -> harness.Coded:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import OutputError, UserInputError
 

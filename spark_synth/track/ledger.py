@@ -54,9 +54,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import BudgetExhausted, ParameterError, UserInputError
+from ..io.locations import source_key
 from ..privacy import epsilon_from_rho, rho_from_epsilon
 from .mlflow_tracking import FIT_ID_TAG, ensure_experiment, on_databricks
-from ..io.locations import source_key
 
 ENTRY_TAG = "spark_synth.ledger_entry"
 #: Entry kinds: a fit charged by ``run``/``fit`` as it is made, a registry release, and a schema DP

@@ -142,7 +142,7 @@ class _Layout:
         answer_cell, marginal_cell, values, weights, start = [], [], [], [], 0
         for o in observations:
             shape = tree.shape(o.scope)
-            grouped = project(torch.zeros(shape, dtype=torch.float64, device=device), o.groupings).shape
+            grouped = tuple(o.values.shape)  # the answer's shape: the scope's, codes summed into groups
             index = torch.zeros(shape, dtype=torch.int64, device=device)
             stride = 1
             for axis in reversed(range(len(shape))):  # each scope cell's row-major index in the grouped table
@@ -201,11 +201,9 @@ class MirrorDescent:
         self.tree, self.total, self.device = tree, float(total), device
         self.theta = {s: t.to(device) for s, t in (potentials or {}).items()}
         self.step = None
-        self.evaluations = 0
 
     def _evaluate(self, bag_theta: list, layout: _Layout):
         """Loss, its gradient in the counts (laid out like ``layout``), the counts and the calibrated model."""
-        self.evaluations += 1
         model = GibbsModel.from_log_potentials(self.tree, bag_theta, self.device).calibrate()
         counts = self.total * layout.marginals(model)
         loss, gradient = layout.loss(counts)

@@ -145,7 +145,6 @@ class JunctionTree:
         self.separator_in_bag = [self._viewed(sep, bag) for bag, sep in zip(self.bags, self.separators)]
         self.separator_in_parent = [self._viewed(sep, self.bags[p]) if p >= 0 else None
                                     for sep, p in zip(self.separators, self.parent)]
-        self.separators_shape = [self.shape(sep) for sep in self.separators]
         self.parent_outside = [tuple(k for k, v in enumerate(self.bags[p]) if v not in sep) if p >= 0 else None
                                for sep, p in zip(self.separators, self.parent)]
         self._edges = {frozenset(pair) for scope in self.scopes for pair in itertools.combinations(scope, 2)}
@@ -325,7 +324,7 @@ class GibbsModel:
             # normalised belief cannot overflow; the floor keeps a vanishing cell finite, so no NaN follows)
             outside, p = tree.parent_outside[i], tree.parent[i]
             separator = (self.belief(p).sum(dim=outside).clamp_min(_TINY).log() if outside else beliefs[p])
-            downward = separator.reshape(tree.separators_shape[i]) - messages[i].reshape(tree.separators_shape[i])
+            downward = separator - messages[i]  # both over the separator's variables, in order
             beliefs.append(upward[i] + downward.reshape(tree.separator_in_bag[i]))
         self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
         self._conditional_tables = [None] * len(beliefs)  # and its conditional's
