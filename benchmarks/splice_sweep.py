@@ -55,8 +55,15 @@ class SweepOracle(MeasurementOracle):
     def prepare(self, queries):
         pass
 
-    def select(self, *args, **kwargs):
-        raise NotImplementedError("the sweep measures fixed plans only")
+    def select(self, candidates, score_kind, model_answers, rho, *, weights=None, offsets=None):
+        """The exponential mechanism at the pipeline's scale Δ/√(2ρ) (Gumbel noisy max, numpy)."""
+        if score_kind != "weighted_l1" or weights is not None:
+            raise NotImplementedError("the sweep selects by unweighted l1 error only")
+        exact = answer_frame(self.frame, self.schema, list(candidates))
+        offsets = np.zeros(len(candidates)) if offsets is None else np.asarray(offsets, dtype=np.float64)
+        scores = np.array([np.abs(a / q.unit - m).sum() for q, a, m in zip(candidates, exact, model_answers)]) - offsets
+        self._spent += rho
+        return candidates[int(np.argmax(scores / (1.0 / np.sqrt(2.0 * rho)) + self.rng.gumbel(size=len(scores))))]
 
     def child(self, rho, label):
         raise NotImplementedError("the sweep measures fixed plans only")

@@ -70,8 +70,10 @@ def test_one_scan_answers_every_kind_and_equals_numpy(spark, adult_sample_paths)
         assert d.dtype == np.int64 and np.array_equal(d, n)
 
 
-@pytest.mark.parametrize("engine, options, passes", [("independent", {}, 1), ("splice", {"steps": 5, "quantile_encoding": 0.0}, 1),
-                                                      ("splice", {"steps": 5}, 2)])
+@pytest.mark.parametrize("engine, options, passes", [("independent", {}, 1),
+                                                      ("splice", {"steps": 5, "quantile_encoding": 0.0, "pair_share": 0.0}, 1),
+                                                      ("splice", {"steps": 5, "quantile_encoding": 0.0}, 2),  # pairs after the anchors
+                                                      ("splice", {"steps": 5}, 2)])  # pair candidates in the moments' scan
 def test_measure_passes_per_round(spark, adult_sample_paths, engine, options, passes):
     data, schema = adult_sample_paths
     synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
@@ -136,7 +138,7 @@ def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_
     # histograms: one flat release per column, no null floor; SPLICE always measures its moments
     flat = {"one_way_fine_share": 1.0, "null_floor": 0.0}
     options = dict(recorded["options"], **flat, **({"moment_fraction_bits": 36, "learning_rate": 0.05, "min_moment_snr": 0.0,
-                                                    "marginal_share": 0.3} if engine == "splice" else {}))
+                                                    "marginal_share": 0.3, "pair_share": 0.0} if engine == "splice" else {}))
     synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
     assert next(replay, None) is None  # every recorded release was replayed, in order
     # the same split, to the last ulp or two: exact accounting (2baadfe) may leave "what is left" one ulp larger

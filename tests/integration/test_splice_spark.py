@@ -67,8 +67,12 @@ def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
     harmonic = sum(1 / j for j in range(1, k + 1))
     assert moments.l2_sensitivity == pytest.approx(np.sqrt(L * harmonic), rel=1e-5)  # plus half a fixed-point unit per entry
     assert moments.sigma == pytest.approx(moments.l2_sensitivity / np.sqrt(2 * moments.rho), rel=1e-9)
-    assert len(report.entries) == 2 * 15 + 1  # the anchors (two stages each) + the moments
-    assert report.entries[-1].name == "sliced-chebyshev-moments"  # adaptive: measured after the anchors
-    assert synth.measure_passes_ == 2  # the anchors' scan, then the moments encoded from them
+    rounds = 2 * (15 - 1)  # pair anchors: one selection and one 2-way release each
+    names = [e.name for e in report.entries]
+    assert len(report.entries) == 2 * 15 + 1 + 2 * rounds  # the anchors (two stages each) + the moments + the pairs
+    assert names.index("sliced-chebyshev-moments") == 2 * 15  # adaptive: measured after the anchors, before the pairs
+    assert sum(e.kind == "selection" for e in report.entries) == rounds
+    assert sum(name.startswith("marginal[") for name in names) == rounds
+    assert synth.measure_passes_ == 2  # the anchors' scan, then the moments encoded from them with every pair candidate
     rows = synth.sample(2000, seed=1, spark=spark).toPandas()
     assert len(rows) == 2000 and list(rows.columns) == list(load_schema(schema).names)

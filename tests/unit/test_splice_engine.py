@@ -111,7 +111,7 @@ def test_encoding_knots_follow_the_dp_cdf():
 def test_moment_query_is_encoded_from_the_released_histograms():
     """Adaptive: the 1-way histograms are measured first; the moment query's numeric knots come
     from them (post-processing), and its sensitivity does not depend on the knots."""
-    engine = SpliceEngine(n_dense=2, n_sparse=4)
+    engine = SpliceEngine(n_dense=2, n_sparse=4, pair_share=0.0)  # the pair anchors' plan: test_splice_pairs.py
     frame = _data(400)
     plain = engine.moment_query(SCHEMA, None)
     assert plain.value_knots is None
@@ -127,7 +127,7 @@ def test_moment_query_is_encoded_from_the_released_histograms():
     assert sum(rhos[:-1]) == pytest.approx(share * oracle.rho_total) and rhos[-1] == pytest.approx((1 - share) * oracle.rho_total)
     per_column = [a + b for a, b in zip(rhos[: len(SCHEMA)], rhos[len(SCHEMA): -1])]
     assert max(per_column) == pytest.approx(min(per_column), rel=1e-12)  # the anchors' share split evenly
-    no_knots = SpliceEngine(n_dense=2, n_sparse=4, quantile_encoding=0.0).measure(SCHEMA, ExactOracle(frame, SCHEMA))
+    no_knots = SpliceEngine(n_dense=2, n_sparse=4, quantile_encoding=0.0, pair_share=0.0).measure(SCHEMA, ExactOracle(frame, SCHEMA))
     assert no_knots[-1].query.value_knots is None
 
 
@@ -145,7 +145,7 @@ def test_default_anchors_are_at_most_one_and_a_half_times_noisier_than_independe
 
     splice, names = rho_per_column(SpliceEngine(n_dense=2, n_sparse=4))  # few directions: σ of the moments ≪ n
     independent, _ = rho_per_column(IndependentEngine())
-    assert names[-1] == "sliced-chebyshev-moments"
+    assert "sliced-chebyshev-moments" in names
     for column in SCHEMA:
         assert splice[column.name] > 0 and independent[column.name] > 0
         assert (independent[column.name] / splice[column.name]) ** 0.5 <= 1.5, column.name
@@ -221,4 +221,4 @@ def test_too_few_rows_for_the_moments_give_their_budget_to_the_histograms(rows, 
         assert all(np.allclose(model.marginal(j), anchors[j]) for j in range(len(SCHEMA)))
     always = SpliceEngine(n_dense=2, n_sparse=4, degree=4, min_moment_snr=0.0)
     measured = always.measure(SCHEMA, oracle_over_frame(_data(rows), SCHEMA, PrivacyFilter(PrivacyBudget(1.0, 1e-9))))
-    assert measured[-1].name == "sliced-chebyshev-moments"
+    assert "sliced-chebyshev-moments" in [m.name for m in measured]

@@ -29,16 +29,18 @@ import numpy as np
 from ...errors import InternalError, ParameterError
 from ...logs import layer
 from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
-from ...queries import MAX_FRACTION_BITS, MomentQuery
+from ...queries import MAX_FRACTION_BITS, MarginalQuery, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
+from ..groupings import cells, coarse_groupings
 from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries,
                        one_way_releases, stage_budgets)
 from ..postprocess import estimate_total
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .model import SpliceModel
+from .pairs import PAIR_MAX_CELLS, PAIR_SELECT_SHARE, candidate_pairs, model_tables, pair_query, pair_targets
 
 _log = layer("engines")
 
@@ -74,13 +76,17 @@ class SpliceConfig(OneWayConfig):
     max_null_share: float = 0.01
     quantile_encoding: float = 0.5
     min_moment_snr: float = 10.0
+    pair_share: float = 0.25
+    pair_count: int | None = None  # None: 2·(columns − 1)
+    pair_groups: int = 16
+    pair_weight: float = 0.1
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
-                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0)):
+                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2), ("pair_count", 0)):
             value = getattr(self, name)
-            if name == "moment_fraction_bits" and value is None:
+            if name in ("moment_fraction_bits", "pair_count") and value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"splice.{name}", f"a whole number >= {low}", value)
@@ -93,7 +99,7 @@ class SpliceConfig(OneWayConfig):
             raise ParameterError("splice.degree", "at most 40 (power-basis moments lose precision beyond)", self.degree)
         if not 0 <= self.marginal_share < 1:
             raise ParameterError("splice.marginal_share", "a number in [0, 1)", self.marginal_share)
-        for name in ("anchor_weight", "learning_rate"):
+        for name in ("anchor_weight", "learning_rate", "pair_weight"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (name == "learning_rate" and value == 0):
                 raise ParameterError(f"splice.{name}", "a finite number > 0" if name == "learning_rate" else "a finite number >= 0", value)
@@ -106,6 +112,9 @@ class SpliceConfig(OneWayConfig):
         if self.quantile_encoding > 0 and self.marginal_share == 0:
             raise ParameterError("splice.quantile_encoding", "0 when splice.marginal_share is 0 (the knots come from the DP 1-way histograms)",
                                  self.quantile_encoding)
+        if not isinstance(self.pair_share, (int, float)) or not 0 <= self.pair_share < 1 - self.marginal_share:
+            raise ParameterError("splice.pair_share", "a number in [0, 1 - splice.marginal_share) (the rest of ρ measures the moments)",
+                                 self.pair_share)
         if not isinstance(self.min_moment_snr, (int, float)) or not math.isfinite(self.min_moment_snr) or self.min_moment_snr < 0:
             raise ParameterError("splice.min_moment_snr", "a finite number >= 0 (0: always measure the moments)", self.min_moment_snr)
         if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
@@ -183,7 +192,9 @@ class SpliceEngine(Engine):
         plain = self.moment_query(schema, None)
         if o.marginal_share == 0:
             return [oracle.measure(plain, oracle.rho_remaining)]
-        rho_marginals, rho_moments = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
+        rho_marginals, rho_rest = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
+        rho_pairs = rho_rest * o.pair_share / (1.0 - o.marginal_share)
+        rho_moments = rho_rest - rho_pairs
         adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
             oracle.prepare([*self.planned_queries(schema), plain])  # both in one scan
@@ -195,7 +206,47 @@ class SpliceEngine(Engine):
             rest = split_rho(oracle.rho_remaining, [1.0] * len(schema))
             return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
         released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
-        return [*released, oracle.measure(self.moment_query(schema, released) if adaptive else plain, rho_moments)]
+        moments = self.moment_query(schema, released) if adaptive else plain
+        pairs = self.pair_candidates(schema, released) if o.pair_share > 0 else []
+        if pairs:
+            oracle.prepare([moments, *(query for _, query in pairs)])  # one scan answers the moments and every candidate
+        released.append(oracle.measure(moments, rho_moments))
+        if pairs:
+            released.extend(self.measure_pairs(schema, oracle, released, pairs, rho_pairs))
+        return released
+
+    def pair_candidates(self, schema: Schema, released: Sequence[NoisyMeasurement]) -> list[tuple[tuple[int, int], MarginalQuery]]:
+        """Candidate pair anchors (public groupings; which columns the Gaussian block takes is decided
+        from the DP 1-way releases) with at most ``PAIR_MAX_CELLS`` cells each."""
+        _, anchors = self._anchors(schema, released)
+        groupings = coarse_groupings(schema, self.options.pair_groups)
+        gaussian = gaussian_columns(schema, self.options.numeric_model, anchors, self.options.max_null_share)
+        return [(pair, pair_query(schema, pair, groupings)) for pair in candidate_pairs(schema, gaussian)
+                if cells(schema, pair, groupings) <= PAIR_MAX_CELLS]
+
+    def measure_pairs(self, schema: Schema, oracle: MeasurementOracle, released: list[NoisyMeasurement],
+                      candidates: list[tuple[tuple[int, int], MarginalQuery]], rho: float) -> list[NoisyMeasurement]:
+        """The pair anchors (:mod:`.pairs`): a first Match on ``released`` (post-processing); then, in
+        ``pair_count`` rounds of ``rho`` / rounds each, the exponential mechanism picks the candidate whose
+        2-way table the first model misses most (share ``PAIR_SELECT_SHARE`` of the round; each score
+        less the table's expected noise, as AIM's), and the chosen tables are measured with the rest."""
+        o = self.options
+        rounds = min(len(candidates), o.pair_count if o.pair_count is not None else 2 * (len(schema) - 1))
+        if rounds == 0:
+            return []
+        first = self.fit_measurements(schema, released)
+        rows, _ = self._anchors(schema, released)
+        pairs, queries = (list(x) for x in zip(*candidates))
+        answers = model_tables(first, pairs, queries, schema, rows, np.random.default_rng(o.fit_seed))
+        select_rho, measure_rho = split_rho(rho / rounds, [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE])
+        expected_noise = [math.sqrt(2 / math.pi) * gaussian_sigma(1.0, measure_rho) * a.size for a in answers]
+        chosen = []
+        for _ in range(rounds):
+            i = queries.index(oracle.select(queries, "weighted_l1", answers, select_rho, offsets=expected_noise))
+            chosen.append(queries.pop(i))
+            del answers[i], expected_noise[i]
+        _log.info("splice: pair anchors %s", ", ".join(q.name for q in chosen))
+        return oracle.measure_many([(q, measure_rho) for q in chosen])
 
     def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
         """The moment query; numeric columns encoded through knots from the DP 1-way histograms in
@@ -242,8 +293,9 @@ class SpliceEngine(Engine):
         threads = torch.get_num_threads()
         torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
         try:
+            pairs = pair_targets(schema, measurements, rows)
             weights, probabilities, gaussian, history = _match(schema, embedding, directions, supports, target, anchors,
-                                                               numeric, o)
+                                                               numeric, o, pairs, float(by_name[MOMENTS].sigma) / rows)
         finally:
             torch.set_num_threads(threads)
         code_columns = [j for j in range(len(schema)) if j not in numeric]
@@ -348,7 +400,8 @@ def cosine_rate(step: int, steps: int, rate: float, floor: float) -> float:
     return floor + (rate - floor) * (1 + math.cos(math.pi * step / steps)) / 2
 
 
-def _match(schema, embedding, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig):
+def _match(schema, embedding, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig,
+           pairs=(), moment_sigma: float = 1.0):
     """Adam on the SPLICE loss; returns mixture weights, per code-modelled column (K, size)
     probabilities, and the Gaussian block's (mean, factor, diag) or None."""
     import torch
@@ -387,6 +440,33 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     code_anchors = [a for j, a in enumerate(anchors) if j not in numeric] if anchors else None
     anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in code_anchors] if code_anchors else None
 
+    code_index = {j: i for i, j in enumerate(j for j in range(len(schema)) if j not in numeric)}
+    # per pair: columns, indicator matrices codes -> groups, noisy shares, and weight s²/(L σ²) (a Gaussian
+    # likelihood on the moments' scale: s the moments' noise σ per unit row at degree 1, L directions)
+    pair_terms = []
+    for pair in pairs:
+        indicators = []
+        for j, groups in zip(pair.columns, pair.groupings):
+            size = schema.columns[j].size
+            groups = np.arange(size) if groups is None else np.asarray(groups)
+            indicators.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device))
+        pair_terms.append((pair.columns, tuple(indicators), torch.as_tensor(pair.shares, dtype=torch.float64, device=device),
+                           o.pair_weight * moment_sigma ** 2 / (len(directions) * pair.sigma ** 2)))
+    block_edges = {j: torch.as_tensor(embedding.value_edges(j)[1:-1], dtype=torch.float64, device=device) for j in numeric}
+    null_shares = {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0 for j in numeric}
+
+    def grouped(j, indicator, probs, gaussian, std):
+        """(K, groups) probabilities of column j's groups under each component."""
+        if j in code_index:
+            return probs[code_index[j]] @ indicator
+        i = numeric.index(j)
+        cdf = torch.special.ndtr((block_edges[j][None, :] - gaussian.mean[:, i:i + 1]) / std[:, i:i + 1])
+        ones = torch.ones_like(cdf[:, :1])
+        bins = torch.diff(torch.cat([0 * ones, cdf, ones], 1), dim=1) * (1 - null_shares[j])
+        if schema.columns[j].nullable:
+            bins = torch.cat([bins, null_shares[j] * ones], 1)
+        return bins @ indicator
+
     def gaussian_parameters(raw):
         return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
 
@@ -398,6 +478,14 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
         loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
         if anchor_t is not None and o.anchor_weight > 0:
             loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
+        if pair_terms:
+            gaussian = gaussian_parameters(rest[n_logits:])
+            std = torch.sqrt((gaussian.factor ** 2).sum(-1) + gaussian.diag) if gaussian is not None else None
+            misfit = 0.0
+            for (a, b), (ga, gb), shares, scale in pair_terms:
+                table = torch.einsum("k,ka,kb->ab", weights, grouped(a, ga, probs, gaussian, std), grouped(b, gb, probs, gaussian, std))
+                misfit = misfit + scale * ((table - shares) ** 2).sum()
+            loss = loss + misfit
         return loss
 
     best, best_state, stale = math.inf, None, 0
