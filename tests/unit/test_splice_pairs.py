@@ -88,9 +88,10 @@ def test_pair_budget_is_split_and_charged_exactly():
     assert moments and moments[0].rho == pytest.approx((1 - engine.options.marginal_share - 0.3) * rho, rel=1e-6)
 
 
-def test_candidates_leave_out_gaussian_pairs_and_oversized_tables():
-    assert candidate_pairs(SCHEMA, gaussian=(1,)) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
-    assert (1, 2) not in candidate_pairs(SCHEMA, gaussian=(1, 2))
+def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
+    assert candidate_pairs(SCHEMA, gaussian=(1,), rank=1) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    assert (1, 2) in candidate_pairs(SCHEMA, gaussian=(1, 2), rank=1)  # one shared factor: integrated exactly enough
+    assert (1, 2) not in candidate_pairs(SCHEMA, gaussian=(1, 2), rank=2) and (0, 2) in candidate_pairs(SCHEMA, (1, 2), 2)
     wide = Schema(columns=(Column("a", ColumnType.CATEGORICAL, categories=tuple(range(100)), nullable=False),
                            Column("b", ColumnType.CATEGORICAL, categories=tuple(range(100)), nullable=False),
                            Column("c", ColumnType.CATEGORICAL, categories=("x", "y"), nullable=False)))
@@ -112,3 +113,45 @@ def test_candidates_leave_out_gaussian_pairs_and_oversized_tables():
 def test_bad_pair_options_are_named(options, name):
     with pytest.raises(ParameterError, match=name):
         SpliceEngine(**options)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_mixture_pair_tables_match_monte_carlo(rank):
+    """The tables Match fits (code × block column: exact marginal; two block columns: Gauss–Hermite
+    over the shared factor) equal the frequencies of the model's own draws."""
+    import torch
+
+    from spark_synth.engines.splice.closed_form import GaussianParameters
+    from spark_synth.engines.splice.gaussian import GaussianBlock
+    from spark_synth.engines.splice.model import SpliceModel
+    from spark_synth.engines.splice.pairs import PairMisfit, PairTarget
+    from spark_synth.schema.embedding import Embedding
+
+    schema = Schema(columns=(Column("c", ColumnType.CATEGORICAL, categories=("x", "y", "z"), nullable=False),
+                             Column("u", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=12, nullable=False),
+                             Column("w", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=8, nullable=False)))
+    embedding = Embedding(schema)
+    rng = np.random.default_rng(3)
+    weights, probs = np.array([0.3, 0.7]), [rng.dirichlet(np.ones(3), size=2)]
+    mean, factor, diag = rng.uniform(-0.5, 0.5, (2, 2)), 0.5 * rng.standard_normal((2, 2, rank)), rng.uniform(0.02, 0.1, (2, 2))
+    groups_u = tuple(v // 3 for v in range(12))  # 12 bins in 4 ranges
+    pairs = [PairTarget((0, 1), (None, groups_u), np.zeros((3, 4)), 1.0), PairTarget((1, 2), (groups_u, None), np.zeros((4, 8)), 1.0)]
+    misfit = PairMisfit(schema, embedding, (1, 2), {1: 0.0, 2: 0.0}, pairs, 1.0, torch.device("cpu"))
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    block = GaussianParameters(t(mean), t(factor), t(diag))
+    tables = [misfit.table(i, t(weights), [t(probs[0])], block).numpy() for i in range(2)]
+    model = SpliceModel(weights, probs, 1.0, GaussianBlock(columns=(1, 2), mean=mean, factor=factor, diag=diag,
+                                                           edges=(embedding.value_edges(1), embedding.value_edges(2)),
+                                                           calibration=None, null_share=(0.0, 0.0)))
+    codes = model.sample_codes(400_000, np.random.default_rng(4))
+    grouped_u = np.asarray(groups_u)[codes[:, 1]]
+    drawn = [np.bincount(codes[:, 0] * 4 + grouped_u, minlength=12).reshape(3, 4) / len(codes),
+             np.bincount(grouped_u * 8 + codes[:, 2], minlength=32).reshape(4, 8) / len(codes)]
+    for table, frequencies in zip(tables, drawn):
+        assert table.sum() == pytest.approx(1.0, abs=1e-9)
+        assert np.abs(table - frequencies).max() < 0.004
+    if rank:  # the shared factor makes u and w dependent within a component: a product of marginals misses it
+        (_, (edges_u, edges_w), _, _) = misfit.terms[1]
+        product = sum(w * np.outer(misfit._block_groups(1, edges_u, block, False)[k, 0].numpy(),
+                                   misfit._block_groups(2, edges_w, block, False)[k, 0].numpy()) for k, w in enumerate(weights))
+        assert np.abs(product - drawn[1]).max() > 0.01

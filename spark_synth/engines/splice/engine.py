@@ -40,7 +40,7 @@ from ..postprocess import estimate_total
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .model import SpliceModel
-from .pairs import PAIR_MAX_CELLS, PAIR_SELECT_SHARE, candidate_pairs, model_tables, pair_query, pair_targets
+from .pairs import PAIR_MAX_CELLS, PAIR_SELECT_SHARE, PairMisfit, candidate_pairs, model_tables, pair_query, pair_targets
 
 _log = layer("engines")
 
@@ -221,7 +221,7 @@ class SpliceEngine(Engine):
         _, anchors = self._anchors(schema, released)
         groupings = coarse_groupings(schema, self.options.pair_groups)
         gaussian = gaussian_columns(schema, self.options.numeric_model, anchors, self.options.max_null_share)
-        return [(pair, pair_query(schema, pair, groupings)) for pair in candidate_pairs(schema, gaussian)
+        return [(pair, pair_query(schema, pair, groupings)) for pair in candidate_pairs(schema, gaussian, self.options.rank)
                 if cells(schema, pair, groupings) <= PAIR_MAX_CELLS]
 
     def measure_pairs(self, schema: Schema, oracle: MeasurementOracle, released: list[NoisyMeasurement],
@@ -440,32 +440,10 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     code_anchors = [a for j, a in enumerate(anchors) if j not in numeric] if anchors else None
     anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in code_anchors] if code_anchors else None
 
-    code_index = {j: i for i, j in enumerate(j for j in range(len(schema)) if j not in numeric)}
-    # per pair: columns, indicator matrices codes -> groups, noisy shares, and weight s²/(L σ²) (a Gaussian
-    # likelihood on the moments' scale: s the moments' noise σ per unit row at degree 1, L directions)
-    pair_terms = []
-    for pair in pairs:
-        indicators = []
-        for j, groups in zip(pair.columns, pair.groupings):
-            size = schema.columns[j].size
-            groups = np.arange(size) if groups is None else np.asarray(groups)
-            indicators.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device))
-        pair_terms.append((pair.columns, tuple(indicators), torch.as_tensor(pair.shares, dtype=torch.float64, device=device),
-                           o.pair_weight * moment_sigma ** 2 / (len(directions) * pair.sigma ** 2)))
-    block_edges = {j: torch.as_tensor(embedding.value_edges(j)[1:-1], dtype=torch.float64, device=device) for j in numeric}
-    null_shares = {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0 for j in numeric}
-
-    def grouped(j, indicator, probs, gaussian, std):
-        """(K, groups) probabilities of column j's groups under each component."""
-        if j in code_index:
-            return probs[code_index[j]] @ indicator
-        i = numeric.index(j)
-        cdf = torch.special.ndtr((block_edges[j][None, :] - gaussian.mean[:, i:i + 1]) / std[:, i:i + 1])
-        ones = torch.ones_like(cdf[:, :1])
-        bins = torch.diff(torch.cat([0 * ones, cdf, ones], 1), dim=1) * (1 - null_shares[j])
-        if schema.columns[j].nullable:
-            bins = torch.cat([bins, null_shares[j] * ones], 1)
-        return bins @ indicator
+    # the pair anchors' squared misfit, each table weighted as a Gaussian likelihood on the moments' scale
+    misfit = PairMisfit(schema, embedding, numeric, {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0
+                                                     for j in numeric}, pairs, o.pair_weight * moment_sigma ** 2 / len(directions),
+                        device) if pairs else None
 
     def gaussian_parameters(raw):
         return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
@@ -478,14 +456,8 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
         loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
         if anchor_t is not None and o.anchor_weight > 0:
             loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
-        if pair_terms:
-            gaussian = gaussian_parameters(rest[n_logits:])
-            std = torch.sqrt((gaussian.factor ** 2).sum(-1) + gaussian.diag) if gaussian is not None else None
-            misfit = 0.0
-            for (a, b), (ga, gb), shares, scale in pair_terms:
-                table = torch.einsum("k,ka,kb->ab", weights, grouped(a, ga, probs, gaussian, std), grouped(b, gb, probs, gaussian, std))
-                misfit = misfit + scale * ((table - shares) ** 2).sum()
-            loss = loss + misfit
+        if misfit is not None:
+            loss = loss + misfit(weights, probs, gaussian_parameters(rest[n_logits:]))
         return loss
 
     best, best_state, stale = math.inf, None, 0

@@ -45,9 +45,10 @@ def model_tables(model, pairs: Sequence[tuple[int, int]], queries: Sequence[Marg
     return out
 
 
-def candidate_pairs(schema: Schema, gaussian: Sequence[int]) -> list[tuple[int, int]]:
-    """Every pair of columns except two Gaussian-modelled ones (their dependence is the block's)."""
-    return [(a, b) for a, b in itertools.combinations(range(len(schema)), 2) if not (a in gaussian and b in gaussian)]
+def candidate_pairs(schema: Schema, gaussian: Sequence[int], rank: int) -> list[tuple[int, int]]:
+    """Every pair of columns; two Gaussian-block columns only when the block's rank is at most 1
+    (:class:`PairMisfit` integrates over one shared factor)."""
+    return [(a, b) for a, b in itertools.combinations(range(len(schema)), 2) if rank <= 1 or not (a in gaussian and b in gaussian)]
 
 
 def pair_query(schema: Schema, pair: tuple[int, int], groupings) -> MarginalQuery:
@@ -74,3 +75,83 @@ def pair_targets(schema: Schema, measurements: Sequence[NoisyMeasurement], rows:
             out.append(PairTarget(tuple(index[c] for c in m.columns), groupings, np.asarray(m.values, dtype=np.float64) / rows,
                                   float(m.sigma) / rows))
     return out
+
+
+#: Gauss–Hermite nodes over the shared factor when both columns of a pair are in the Gaussian block.
+QUADRATURE_NODES = 24
+
+
+class PairMisfit:
+    """Σ over measured pairs of scale/σ² · ‖T − t̃‖², T the mixture's grouped 2-way table (torch).
+
+    T = Σ_k w_k E_z[P_k(a-group | z) ⊗ P_k(b-group | z)]. A code column's group probabilities do not
+    depend on z; a Gaussian-block column's are normal-CDF differences at its public edges (mass
+    beyond ±1 in the end bins), its DP null share as a group of its own. Given the block's rank-1
+    factor z ~ N(0, 1), two block columns are independent, so their joint table is a Gauss–Hermite
+    sum over z (``QUADRATURE_NODES``); with one block column the exact marginal is used (no z).
+    """
+
+    def __init__(self, schema: Schema, embedding, gaussian: Sequence[int], null_shares: dict, pairs: Sequence[PairTarget],
+                 scale: float, device):
+        import torch
+
+        self.gaussian = tuple(gaussian)
+        code_columns = [j for j in range(len(schema)) if j not in self.gaussian]
+        self.code_index = {j: i for i, j in enumerate(code_columns)}
+        self.null_shares, self.nullable = null_shares, {j: schema.columns[j].nullable for j in self.gaussian}
+        self.embedding, self.device = embedding, device
+        nodes, node_weights = np.polynomial.hermite_e.hermegauss(QUADRATURE_NODES)  # ∫ f(z) e^{-z²/2}
+        self.nodes = torch.as_tensor(nodes, dtype=torch.float64, device=device)
+        self.node_weights = torch.as_tensor(node_weights / node_weights.sum(), dtype=torch.float64, device=device)
+        self.terms = []
+        for pair in pairs:
+            maps = []  # per column: codes -> groups (a code column), or the inner group edges (a block column)
+            for j, groups in zip(pair.columns, pair.groupings):
+                groups = np.arange(schema.columns[j].size) if groups is None else np.asarray(groups)
+                maps.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device)
+                            if j in self.code_index else self._group_edges(j, groups))
+            self.terms.append((pair.columns, maps, torch.as_tensor(pair.shares, dtype=torch.float64, device=device),
+                               scale / pair.sigma ** 2))
+
+    def _group_edges(self, j: int, groups: np.ndarray):
+        """Block column j's inner edges between consecutive value groups (its null code, if any, is
+        the last group of its own)."""
+        import torch
+
+        n_values = self.embedding.schema.columns[j].n_values
+        inner = self.embedding.value_edges(j)[1:-1]
+        changes = np.flatnonzero(groups[1:n_values] != groups[: n_values - 1])
+        return torch.as_tensor(inner[changes], dtype=torch.float64, device=self.device)
+
+    def _block_groups(self, j, edges, block, given_z: bool):
+        """(K, Q, groups) group probabilities of block column j given each node z (Q = 1: marginal)."""
+        import torch
+
+        i = self.gaussian.index(j)
+        mean, factor = block.mean[:, i, None], block.factor[:, i, :]  # (K, 1), (K, R)
+        if given_z:
+            mean = mean + factor[:, :1] * self.nodes[None, :]  # rank ≤ 1 (candidate_pairs admits no pair otherwise)
+            std = torch.sqrt(block.diag[:, i, None] + (factor[:, 1:] ** 2).sum(-1, keepdim=True))
+        else:
+            std = torch.sqrt(block.diag[:, i, None] + (factor ** 2).sum(-1, keepdim=True))
+        cdf = torch.special.ndtr((edges[None, None, :] - mean[..., None]) / std[..., None])  # (K, Q, edges)
+        ones = torch.ones_like(cdf[..., :1])
+        bins = torch.diff(torch.cat([0 * ones, cdf, ones], -1), dim=-1) * (1 - self.null_shares[j])
+        if self.nullable[j]:
+            bins = torch.cat([bins, self.null_shares[j] * ones], -1)
+        return bins
+
+    def table(self, index: int, weights, probabilities, block):
+        """The mixture's grouped table of the ``index``-th measured pair."""
+        import torch
+
+        (a, b), (ga, gb), _, _ = self.terms[index]
+        both = a in self.gaussian and b in self.gaussian and block.factor.shape[-1] > 0  # rank 0: independent given k
+        parts = [probabilities[self.code_index[j]][:, None, :] @ g if j in self.code_index else self._block_groups(j, g, block, both)
+                 for j, g in ((a, ga), (b, gb))]
+        node_weights = self.node_weights if both else torch.ones(1, dtype=torch.float64, device=weights.device)
+        return torch.einsum("k,q,kqa,kqb->ab", weights, node_weights, parts[0], parts[1])
+
+    def __call__(self, weights, probabilities, block):
+        return sum(scale * ((self.table(i, weights, probabilities, block) - shares) ** 2).sum()
+                   for i, (_, _, shares, scale) in enumerate(self.terms))
