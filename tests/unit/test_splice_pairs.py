@@ -155,3 +155,22 @@ def test_mixture_pair_tables_match_monte_carlo(rank):
         product = sum(w * np.outer(misfit._block_groups(1, edges_u, block, False)[k, 0].numpy(),
                                    misfit._block_groups(2, edges_w, block, False)[k, 0].numpy()) for k, w in enumerate(weights))
         assert np.abs(product - drawn[1]).max() > 0.01
+
+
+def test_columns_with_many_codes_share_one_distribution_and_get_no_pairs():
+    many = Schema(columns=(Column("code", ColumnType.CATEGORICAL, categories=tuple(range(40)), nullable=False),
+                           Column("c", ColumnType.CATEGORICAL, categories=("x", "y"), nullable=False),
+                           Column("d", ColumnType.CATEGORICAL, categories=("x", "y", "z"), nullable=False)))
+    rng = np.random.default_rng(0)
+    code = rng.integers(0, 40, 3000)
+    frame = pd.DataFrame({"code": code, "c": np.where(code < 20, "x", "y"), "d": rng.choice(["x", "y", "z"], 3000)})
+    engine = SpliceEngine(components=4, n_dense=4, n_sparse=12, steps=40, max_component_codes=39)
+    measured = engine.measure(many, ExactOracle(frame, many))
+    assert not [m for m in measured if m.query.kind == "marginal" and "code" in m.columns and len(m.columns) == 2]
+    model = engine.fit_measurements(many, measured)
+    shared = model.probabilities[0]
+    assert np.allclose(shared, shared[0]) and not np.allclose(model.probabilities[1], model.probabilities[1][0])
+    assert np.allclose(model.marginal(0), shared[0])
+    per_component = SpliceEngine(components=4, n_dense=4, n_sparse=12, steps=40, max_component_codes=40).fit(many, ExactOracle(frame, many),
+                                                                                                            LocalTaskRunner())
+    assert not np.allclose(per_component.probabilities[0], per_component.probabilities[0][0])

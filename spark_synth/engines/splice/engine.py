@@ -80,11 +80,12 @@ class SpliceConfig(OneWayConfig):
     pair_count: int | None = None  # None: 2·(columns − 1)
     pair_groups: int = 16
     pair_weight: float = 0.1
+    max_component_codes: int = 128
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
-                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2), ("pair_count", 0)):
+                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2), ("pair_count", 0), ("max_component_codes", 1)):
             value = getattr(self, name)
             if name in ("moment_fraction_bits", "pair_count") and value is None:
                 continue
@@ -221,8 +222,9 @@ class SpliceEngine(Engine):
         _, anchors = self._anchors(schema, released)
         groupings = coarse_groupings(schema, self.options.pair_groups)
         gaussian = gaussian_columns(schema, self.options.numeric_model, anchors, self.options.max_null_share)
+        shared = shared_columns(schema, gaussian, self.options.max_component_codes)  # independent in the model: no pair fits
         return [(pair, pair_query(schema, pair, groupings)) for pair in candidate_pairs(schema, gaussian, self.options.rank)
-                if cells(schema, pair, groupings) <= PAIR_MAX_CELLS]
+                if cells(schema, pair, groupings) <= PAIR_MAX_CELLS and not shared.intersection(pair)]
 
     def measure_pairs(self, schema: Schema, oracle: MeasurementOracle, released: list[NoisyMeasurement],
                       candidates: list[tuple[tuple[int, int], MarginalQuery]], rho: float) -> list[NoisyMeasurement]:
@@ -333,6 +335,14 @@ def rake_to_marginals(weights: np.ndarray, probabilities: list[np.ndarray], anch
     return weights / total, probabilities
 
 
+def shared_columns(schema: Schema, gaussian: Sequence[int], max_component_codes: int) -> frozenset[int]:
+    """Code-modelled columns with more than ``max_component_codes`` codes: one distribution shared by
+    every component (public: from the domains). Per-component distributions over that many codes are
+    noise at the moments' resolution (diabetes_readmission's 916 ICD-9 codes: each such pair's TVD
+    was above its independent value); shared, the column is independent of the rest in the model."""
+    return frozenset(j for j, c in enumerate(schema) if j not in gaussian and c.size > max_component_codes)
+
+
 def _device(choice: str):
     import torch
 
@@ -412,7 +422,9 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
     generator = torch.Generator(device="cpu").manual_seed(o.fit_seed)
     start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
-    logits = [
+    shared = shared_columns(schema, numeric, o.max_component_codes)
+    logits = [  # a shared column: one row of logits for every component
+        torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3)[None, :] if j in shared else
         torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
         + 0.5 * torch.randn(o.components, len(p), generator=generator, dtype=torch.float64)
         for j, p in enumerate(start) if j not in numeric
@@ -451,7 +463,7 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     def loss_fn(flat):
         weight_logits, *rest = unpack(flat)
         weights = torch.softmax(weight_logits, 0)
-        probs = [torch.softmax(l, 1) for l in rest[:n_logits]]
+        probs = [torch.softmax(l, 1).expand(o.components, -1) for l in rest[:n_logits]]
         moments = operator.mixture_moments(weights, probs, gaussian_parameters(rest[n_logits:]))
         loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
         if anchor_t is not None and o.anchor_weight > 0:
@@ -483,7 +495,7 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
                 break
     weight_logits, *rest = unpack(best_state)
     weights = torch.softmax(weight_logits, 0).cpu().numpy()
-    probabilities = [torch.softmax(l, 1).cpu().numpy() for l in rest[:n_logits]]
+    probabilities = [torch.softmax(l, 1).expand(o.components, -1).cpu().numpy() for l in rest[:n_logits]]
     gaussian = gaussian_parameters(rest[n_logits:])
     if gaussian is not None:
         gaussian = tuple(t.cpu().numpy() for t in gaussian)
