@@ -1,8 +1,10 @@
 """SPLICE engine: DP sliced Chebyshev moments (+ DP 1-way marginals as anchors) → Match in PyTorch.
 
 SELECT  1-way histograms of every column (share ``marginal_share`` of ρ, in two stages:
-        :mod:`..one_way`) and the sliced Chebyshev moment sums over ``n_dense`` dense + ``n_sparse``
-        pairwise random directions, degrees 1..``degree`` (the rest of ρ), in one Spark pass each.
+        :mod:`..one_way`), the sliced Chebyshev moment sums over ``n_dense`` dense + ``n_sparse``
+        pairwise random directions, degrees 1..``degree`` (the rest of ρ), in one Spark pass each,
+        and pair anchors (share ``pair_share``, :mod:`.pairs`): grouped 2-way tables that a first
+        Match on the moments misses most, chosen by the exponential mechanism.
         If the DP row count is below ``min_moment_snr`` times the moments' noise σ, no moments: the
         rest of ρ goes to the histograms and the model is their product. With ``quantile_encoding`` > 0 the
         moment query is adaptive: numeric columns are encoded through knots built from the released
@@ -11,7 +13,8 @@ SELECT  1-way histograms of every column (share ``marginal_share`` of ρ, in two
 MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment vector's ℓ2
         sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
 FIT     a mixture of ``components`` product distributions, by Adam (cosine schedule) on
-        (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²,
+        (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²
+        + the pair anchors' weighted squared misfit (:class:`.pairs.PairMisfit`),
         where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals. Each component is a
         product of per-column distributions over public codes (``numeric_model="histogram"``), or of
         those for categorical/nullable columns and one Gaussian N(μ, UUᵀ + diag(D)) of rank ``rank``
@@ -85,7 +88,8 @@ class SpliceConfig(OneWayConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
-                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2), ("pair_count", 0), ("max_component_codes", 1)):
+                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2),
+                          ("pair_count", 0), ("max_component_codes", 1)):
             value = getattr(self, name)
             if name in ("moment_fraction_bits", "pair_count") and value is None:
                 continue
@@ -208,26 +212,27 @@ class SpliceEngine(Engine):
             return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
         released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
         moments = self.moment_query(schema, released) if adaptive else plain
-        pairs = self.pair_candidates(schema, released) if o.pair_share > 0 else []
-        if pairs:
-            oracle.prepare([moments, *(query for _, query in pairs)])  # one scan answers the moments and every candidate
+        candidates = self.pair_candidates(schema, released) if o.pair_share > 0 else []
+        if candidates:
+            oracle.prepare([moments, *candidates])  # one scan answers the moments and every candidate
         released.append(oracle.measure(moments, rho_moments))
-        if pairs:
-            released.extend(self.measure_pairs(schema, oracle, released, pairs, rho_pairs))
+        if candidates:
+            released.extend(self.measure_pairs(schema, oracle, released, candidates, rho_pairs))
         return released
 
-    def pair_candidates(self, schema: Schema, released: Sequence[NoisyMeasurement]) -> list[tuple[tuple[int, int], MarginalQuery]]:
+    def pair_candidates(self, schema: Schema, released: Sequence[NoisyMeasurement]) -> list[MarginalQuery]:
         """Candidate pair anchors (public groupings; which columns the Gaussian block takes is decided
         from the DP 1-way releases) with at most ``PAIR_MAX_CELLS`` cells each."""
+        o = self.options
         _, anchors = self._anchors(schema, released)
-        groupings = coarse_groupings(schema, self.options.pair_groups)
-        gaussian = gaussian_columns(schema, self.options.numeric_model, anchors, self.options.max_null_share)
-        shared = shared_columns(schema, gaussian, self.options.max_component_codes)  # independent in the model: no pair fits
-        return [(pair, pair_query(schema, pair, groupings)) for pair in candidate_pairs(schema, gaussian, self.options.rank)
+        groupings = coarse_groupings(schema, o.pair_groups)
+        gaussian = gaussian_columns(schema, o.numeric_model, anchors, o.max_null_share)
+        shared = shared_columns(schema, gaussian, o.max_component_codes)  # independent in the model: no pair fits
+        return [pair_query(schema, pair, groupings) for pair in candidate_pairs(schema, gaussian, o.rank)
                 if cells(schema, pair, groupings) <= PAIR_MAX_CELLS and not shared.intersection(pair)]
 
     def measure_pairs(self, schema: Schema, oracle: MeasurementOracle, released: list[NoisyMeasurement],
-                      candidates: list[tuple[tuple[int, int], MarginalQuery]], rho: float) -> list[NoisyMeasurement]:
+                      candidates: list[MarginalQuery], rho: float) -> list[NoisyMeasurement]:
         """The pair anchors (:mod:`.pairs`): a first Match on ``released`` (post-processing); then, in
         ``pair_count`` rounds of ``rho`` / rounds each, the exponential mechanism picks the candidate whose
         2-way table the first model misses most (share ``PAIR_SELECT_SHARE`` of the round; each score
@@ -238,8 +243,8 @@ class SpliceEngine(Engine):
             return []
         first = self.fit_measurements(schema, released)
         rows, _ = self._anchors(schema, released)
-        pairs, queries = (list(x) for x in zip(*candidates))
-        answers = model_tables(first, pairs, queries, schema, rows, np.random.default_rng(o.fit_seed))
+        queries = list(candidates)
+        answers = model_tables(first, queries, schema, rows, np.random.default_rng(o.fit_seed))
         select_rho, measure_rho = split_rho(rho / rounds, [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE])
         expected_noise = [math.sqrt(2 / math.pi) * gaussian_sigma(1.0, measure_rho) * a.size for a in answers]
         chosen = []

@@ -30,17 +30,16 @@ PAIR_SELECT_SHARE = 0.1
 PAIR_MAX_CELLS = 4096
 
 
-def model_tables(model, pairs: Sequence[tuple[int, int]], queries: Sequence[MarginalQuery], schema: Schema, rows: float,
-                 rng: np.random.Generator) -> list[np.ndarray]:
+def model_tables(model, queries: Sequence[MarginalQuery], schema: Schema, rows: float, rng: np.random.Generator) -> list[np.ndarray]:
     """The model's answers to the pair ``queries`` in counts of ``rows`` rows, estimated from
     ``SCORING_ROWS`` of its draws (post-processing)."""
     codes = model.sample_codes(SCORING_ROWS, rng)
     out = []
-    for (a, b), query in zip(pairs, queries):
+    for query in queries:
         shape = query.answer_shape(schema)
-        grouped = [codes[:, j] if groups is None else np.asarray(groups)[codes[:, j]]
-                   for j, groups in zip((a, b), query.groupings or (None, None))]
-        table = np.bincount(grouped[0] * shape[1] + grouped[1], minlength=shape[0] * shape[1]).reshape(shape)
+        a, b = (codes[:, schema.names.index(name)] if groups is None else np.asarray(groups)[codes[:, schema.names.index(name)]]
+                for name, groups in zip(query.columns, query.groupings or (None, None)))
+        table = np.bincount(a * shape[1] + b, minlength=shape[0] * shape[1]).reshape(shape)
         out.append(table * (rows / SCORING_ROWS))
     return out
 
