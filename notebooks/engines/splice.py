@@ -49,8 +49,9 @@ synth = Synthesizer(
 # COMMAND ----------
 
 # MAGIC %md
-# MAGIC ## The computation report: the 1-way anchors and the moment release
-# MAGIC Each anchor histogram has sensitivity 1; the moment vector's sensitivity and σ are in real units.
+# MAGIC ## The computation report: the 1-way anchors, the moment release and the pair anchors
+# MAGIC Each anchor histogram and pair table has sensitivity 1; the moment vector's sensitivity and σ are in real units.
+# MAGIC Each pair table was chosen by the exponential mechanism (the second table: its selections).
 
 # COMMAND ----------
 
@@ -58,8 +59,10 @@ import pandas as pd
 
 report = synth.privacy_report_
 print(f"ε spent {report.epsilon_spent:.4f} at δ={report.delta:g}; ρ={report.rho_spent:.4g} "
-      f"over {len(report.measurements)} measurements")
+      f"over {len(report.measurements)} measurements and {len(report.selections)} selections")
 display(pd.DataFrame([m.to_dict() for m in report.measurements])[["query", "mechanism", "l2_sensitivity", "sigma", "rho"]])  # noqa: F821
+if report.selections:
+    display(pd.DataFrame([s.to_dict() for s in report.selections])[["query", "mechanism", "score_sensitivity", "scale", "rho"]])  # noqa: F821
 
 # COMMAND ----------
 

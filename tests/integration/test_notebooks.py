@@ -59,8 +59,13 @@ def test_engine_notebook(engine, spark, source_table, tmp_path):
     })
     assert ns["synth"].engine == engine and ns["synth"].privacy_report_.epsilon_spent == pytest.approx(2.0, rel=1e-9)
     assert spark.read.format("delta").load(output).count() == 800
+    report = ns["synth"].privacy_report_
     report_table = ns["_displayed"][0]
-    assert len(report_table) == len(ns["synth"].privacy_report_.entries) and (report_table["sigma"] > 0).all()
+    assert len(report_table) == len(report.measurements) and (report_table["sigma"] > 0).all()
+    if report.selections:  # SPLICE's pair anchors: each chosen by the exponential mechanism, shown in a second table
+        selections = ns["_displayed"][1]
+        assert len(selections) == len(report.selections) and (selections["scale"] > 0).all()
+    assert len(report.measurements) + len(report.selections) == len(report.entries)
 
 
 def test_release_notebook_fit_register_sample(spark, spark_home, source_table, tmp_path, monkeypatch):
