@@ -91,7 +91,7 @@ def test_raking_matches_anchors_and_keeps_dependence():
 def test_quantile_encoding_needs_the_dp_histograms():
     with pytest.raises(ParameterError, match="splice.quantile_encoding"):
         SpliceEngine(marginal_share=0.0, rows_public=100)
-    SpliceEngine(marginal_share=0.0, rows_public=100, quantile_encoding=0.0)  # affine encoding: fine
+    SpliceEngine(marginal_share=0.0, rows_public=100, quantile_encoding=0.0, pair_share=0.0)  # affine encoding: fine
 
 
 def test_encoding_knots_follow_the_dp_cdf():

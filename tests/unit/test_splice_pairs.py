@@ -106,6 +106,7 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
 @pytest.mark.parametrize("options, name", [
     ({"pair_share": 0.6}, "splice.pair_share"),  # with marginal_share 0.45: no budget left for the moments
     ({"pair_share": -0.1}, "splice.pair_share"),
+    ({"marginal_share": 0.0, "quantile_encoding": 0.0, "rows_public": 100}, "splice.pair_share"),  # not silently ignored
     ({"pair_count": -1}, "splice.pair_count"),
     ({"pair_groups": 1}, "splice.pair_groups"),
     ({"pair_weight": float("nan")}, "splice.pair_weight"),

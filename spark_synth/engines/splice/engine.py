@@ -120,6 +120,9 @@ class SpliceConfig(OneWayConfig):
         if not isinstance(self.pair_share, (int, float)) or not 0 <= self.pair_share < 1 - self.marginal_share:
             raise ParameterError("splice.pair_share", "a number in [0, 1 - splice.marginal_share) (the rest of ρ measures the moments)",
                                  self.pair_share)
+        if self.pair_share > 0 and self.marginal_share == 0:
+            raise ParameterError("splice.pair_share", "0 when splice.marginal_share is 0 (the pair anchors follow the DP 1-way "
+                                 "anchors, which decide the Gaussian block)", self.pair_share)
         if not isinstance(self.min_moment_snr, (int, float)) or not math.isfinite(self.min_moment_snr) or self.min_moment_snr < 0:
             raise ParameterError("splice.min_moment_snr", "a finite number >= 0 (0: always measure the moments)", self.min_moment_snr)
         if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
