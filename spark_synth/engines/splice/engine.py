@@ -245,9 +245,8 @@ class SpliceEngine(Engine):
         if rounds == 0:
             return []
         first = self.fit_measurements(schema, released)
-        rows, _ = self._anchors(schema, released)
         queries = list(candidates)
-        answers = model_tables(first, queries, schema, rows, np.random.default_rng(o.fit_seed))
+        answers = model_tables(first, queries, schema, first.estimated_rows, np.random.default_rng(o.fit_seed))
         select_rho, measure_rho = split_rho(rho / rounds, [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE])
         expected_noise = [math.sqrt(2 / math.pi) * gaussian_sigma(1.0, measure_rho) * a.size for a in answers]
         chosen = []

@@ -76,6 +76,17 @@ def pair_targets(schema: Schema, measurements: Sequence[NoisyMeasurement], rows:
     return out
 
 
+def _group_edges(embedding, j: int, groups: np.ndarray, device):
+    """Block column j's inner edges between consecutive value groups (its null code, if any, is
+    the last group of its own)."""
+    import torch
+
+    n_values = embedding.schema.columns[j].n_values
+    inner = embedding.value_edges(j)[1:-1]
+    changes = np.flatnonzero(groups[1:n_values] != groups[: n_values - 1])
+    return torch.as_tensor(inner[changes], dtype=torch.float64, device=device)
+
+
 #: Gauss–Hermite nodes over the shared factor when both columns of a pair are in the Gaussian block.
 QUADRATURE_NODES = 24
 
@@ -98,7 +109,6 @@ class PairMisfit:
         code_columns = [j for j in range(len(schema)) if j not in self.gaussian]
         self.code_index = {j: i for i, j in enumerate(code_columns)}
         self.null_shares, self.nullable = null_shares, {j: schema.columns[j].nullable for j in self.gaussian}
-        self.embedding, self.device = embedding, device
         nodes, node_weights = np.polynomial.hermite_e.hermegauss(QUADRATURE_NODES)  # ∫ f(z) e^{-z²/2}
         self.nodes = torch.as_tensor(nodes, dtype=torch.float64, device=device)
         self.node_weights = torch.as_tensor(node_weights / node_weights.sum(), dtype=torch.float64, device=device)
@@ -108,19 +118,9 @@ class PairMisfit:
             for j, groups in zip(pair.columns, pair.groupings):
                 groups = np.arange(schema.columns[j].size) if groups is None else np.asarray(groups)
                 maps.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device)
-                            if j in self.code_index else self._group_edges(j, groups))
+                            if j in self.code_index else _group_edges(embedding, j, groups, device))
             self.terms.append((pair.columns, maps, torch.as_tensor(pair.shares, dtype=torch.float64, device=device),
                                scale / pair.sigma ** 2))
-
-    def _group_edges(self, j: int, groups: np.ndarray):
-        """Block column j's inner edges between consecutive value groups (its null code, if any, is
-        the last group of its own)."""
-        import torch
-
-        n_values = self.embedding.schema.columns[j].n_values
-        inner = self.embedding.value_edges(j)[1:-1]
-        changes = np.flatnonzero(groups[1:n_values] != groups[: n_values - 1])
-        return torch.as_tensor(inner[changes], dtype=torch.float64, device=self.device)
 
     def _block_groups(self, j, edges, block, given_z: bool):
         """(K, Q, groups) group probabilities of block column j given each node z (Q = 1: marginal)."""
