@@ -88,6 +88,24 @@ def test_pair_budget_is_split_and_charged_exactly():
     assert moments and moments[0].rho == pytest.approx((1 - engine.options.marginal_share - 0.3) * rho, rel=1e-6)
 
 
+
+@pytest.mark.parametrize("options, schema", [
+    (dict(pair_count=0), SCHEMA),
+    (dict(), Schema(columns=SCHEMA.columns[:1])),  # one column: no pair
+    (dict(max_component_codes=1), SCHEMA),  # every pair touches a shared column: no candidate
+])
+def test_pair_share_goes_to_the_moments_when_no_pair_is_measured(options, schema):
+    frame = _data(1500)[[c.name for c in schema]]
+    budget = PrivacyBudget(1.0, 1e-9)
+    privacy_filter = PrivacyFilter(budget)
+    engine = SpliceEngine(components=4, n_dense=4, n_sparse=8, steps=30, min_moment_snr=0, **options)
+    measured = engine.measure(schema, oracle_over_frame(frame, schema, privacy_filter))
+    assert not [m for m in measured if m.query.kind == "marginal" and len(m.columns) == 2]
+    assert not [e for e in privacy_filter.report().entries if e.kind == "selection"]
+    (moments,) = [m for m in measured if m.query.kind == "moment"]
+    assert moments.rho == pytest.approx((1 - engine.options.marginal_share) * budget.rho, rel=1e-6)
+    assert math.fsum(e.rho for e in privacy_filter.report().entries) == pytest.approx(budget.rho, rel=1e-6)
+
 def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
     assert candidate_pairs(SCHEMA, gaussian=(1,), rank=1) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     assert (1, 2) in candidate_pairs(SCHEMA, gaussian=(1, 2), rank=1)  # one shared factor: integrated exactly enough

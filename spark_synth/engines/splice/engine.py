@@ -201,7 +201,7 @@ class SpliceEngine(Engine):
         if o.marginal_share == 0:
             return [oracle.measure(plain, oracle.rho_remaining)]
         rho_marginals, rho_rest = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
-        rho_pairs = rho_rest * o.pair_share / (1.0 - o.marginal_share)
+        rho_pairs = rho_rest * o.pair_share / (1.0 - o.marginal_share) if self.pair_rounds(schema) > 0 else 0.0
         rho_moments = rho_rest - rho_pairs
         adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
@@ -215,8 +215,10 @@ class SpliceEngine(Engine):
             return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
         released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
         moments = self.moment_query(schema, released) if adaptive else plain
-        candidates = self.pair_candidates(schema, released) if o.pair_share > 0 else []
-        if candidates:
+        candidates = self.pair_candidates(schema, released) if rho_pairs > 0 else []
+        if not candidates:  # no pair to measure: the moments take the pairs' share too
+            rho_moments, rho_pairs = oracle.rho_remaining, 0.0
+        else:
             oracle.prepare([moments, *candidates])  # one scan answers the moments and every candidate
         released.append(oracle.measure(moments, rho_moments))
         if candidates:
@@ -241,7 +243,7 @@ class SpliceEngine(Engine):
         2-way table the first model misses most (share ``PAIR_SELECT_SHARE`` of the round; each score
         less the table's expected noise, as AIM's), and the chosen tables are measured with the rest."""
         o = self.options
-        rounds = min(len(candidates), o.pair_count if o.pair_count is not None else 2 * (len(schema) - 1))
+        rounds = min(len(candidates), self.pair_rounds(schema))
         if rounds == 0:
             return []
         first = self.fit_measurements(schema, released)
@@ -256,6 +258,13 @@ class SpliceEngine(Engine):
             del answers[i], expected_noise[i]
         _log.info("splice: pair anchors %s", ", ".join(q.name for q in chosen))
         return oracle.measure_many([(q, measure_rho) for q in chosen])
+
+    def pair_rounds(self, schema: Schema) -> int:
+        """How many pair anchors to measure at most (public: options and column count); 0 spends no ρ on pairs."""
+        o = self.options
+        if o.pair_share == 0:
+            return 0
+        return o.pair_count if o.pair_count is not None else 2 * (len(schema) - 1)
 
     def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
         """The moment query; numeric columns encoded through knots from the DP 1-way histograms in
