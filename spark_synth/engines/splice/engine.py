@@ -61,7 +61,7 @@ class SpliceConfig(OneWayConfig):
     n_dense: int = 64
     n_sparse: int = 256
     degree: int = 12
-    components: int = 32
+    components: int = 64
     marginal_share: float = 0.45
     anchor_weight: float = 0.0
     learning_rate: float = 0.1
@@ -80,7 +80,7 @@ class SpliceConfig(OneWayConfig):
     quantile_encoding: float = 0.5
     min_moment_snr: float = 10.0
     pair_share: float = 0.25
-    pair_count: int | None = None  # None: 2·(columns − 1)
+    pair_count: int | None = None  # None: 3·(columns − 1)
     pair_groups: int = 16
     pair_weight: float = 0.1
     max_component_codes: int = 128
@@ -264,7 +264,7 @@ class SpliceEngine(Engine):
         o = self.options
         if o.pair_share == 0:
             return 0
-        return o.pair_count if o.pair_count is not None else 2 * (len(schema) - 1)
+        return o.pair_count if o.pair_count is not None else 3 * (len(schema) - 1)
 
     def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
         """The moment query; numeric columns encoded through knots from the DP 1-way histograms in
