@@ -124,7 +124,9 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
 @pytest.mark.parametrize("options, name", [
     ({"pair_share": 0.6}, "splice.pair_share"),  # with marginal_share 0.45: no budget left for the moments
     ({"pair_share": -0.1}, "splice.pair_share"),
-    ({"marginal_share": 0.0, "quantile_encoding": 0.0, "rows_public": 100}, "splice.pair_share"),  # not silently ignored
+    ({"marginal_share": 0.0, "quantile_encoding": 0.0, "rows_public": 100, "pair_share": 0.25}, "splice.pair_share"),  # not silently ignored
+    ({"pair_share": True}, "splice.pair_share"),
+    ({"marginal_share": 0.6}, "splice.marginal_share"),  # a derived pair share of up to 0.4 would leave the moments nothing
     ({"pair_count": -1}, "splice.pair_count"),
     ({"pair_groups": 1}, "splice.pair_groups"),
     ({"pair_weight": float("nan")}, "splice.pair_weight"),
@@ -132,6 +134,27 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
 def test_bad_pair_options_are_named(options, name):
     with pytest.raises(ParameterError, match=name):
         SpliceEngine(**options)
+
+
+@pytest.mark.parametrize("columns, unordered", [(SCHEMA.columns, 3 / 4), (SCHEMA.columns[1:2] * 1, 0.0), (SCHEMA.columns[2:], 1.0)])
+def test_null_pair_share_grows_with_the_unordered_columns_and_is_charged(columns, unordered):
+    schema = Schema(columns=columns)
+    frame = _data(1500)[[c.name for c in schema]]
+    budget = PrivacyBudget(1.0, 1e-9)
+    privacy_filter = PrivacyFilter(budget)
+    engine = SpliceEngine(components=4, n_dense=4, n_sparse=8, steps=30, min_moment_snr=0, pair_count=1, pair_groups=8)
+    share = engine.pair_share_for(schema)
+    assert share == pytest.approx(0.25 + 0.15 * unordered)
+    measured = engine.measure(schema, oracle_over_frame(frame, schema, privacy_filter))
+    (moments,) = [m for m in measured if m.query.kind == "moment"]
+    pairs = [m for m in measured if m.query.kind == "marginal" and len(m.columns) == 2]
+    if len(schema) == 1:
+        assert not pairs and moments.rho == pytest.approx(0.55 * budget.rho, rel=1e-6)  # no pair: all to the moments
+    else:
+        assert len(pairs) == 1 and pairs[0].rho == pytest.approx(share * budget.rho * (1 - PAIR_SELECT_SHARE), rel=1e-6)
+        assert moments.rho == pytest.approx((0.55 - share) * budget.rho, rel=1e-6)
+    assert math.fsum(e.rho for e in privacy_filter.report().entries) == pytest.approx(budget.rho, rel=1e-6)
+    assert SpliceEngine(marginal_share=0.0, quantile_encoding=0.0, rows_public=100).pair_share_for(schema) == 0.0  # no anchors, no pairs
 
 
 @pytest.mark.parametrize("rank", [0, 1])

@@ -33,7 +33,7 @@ from ...errors import InternalError, ParameterError
 from ...logs import layer
 from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
 from ...queries import MAX_FRACTION_BITS, MarginalQuery, MomentQuery
-from ...schema import Schema
+from ...schema import ColumnType, Schema
 from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings
@@ -48,6 +48,10 @@ from .pairs import PAIR_MAX_CELLS, PAIR_SELECT_SHARE, PairMisfit, candidate_pair
 _log = layer("engines")
 
 MOMENTS = "sliced-chebyshev-moments"
+#: The pair anchors' share of ρ when ``pair_share`` is null: this much, plus PAIR_SHARE_UNORDERED times
+#: the share of unordered columns (docs/splice.md, "Capacity, pair count and pair share").
+PAIR_SHARE_BASE = 0.25
+PAIR_SHARE_UNORDERED = 0.15
 NUMERIC_MODELS = ("histogram", "gaussian")
 
 
@@ -79,7 +83,7 @@ class SpliceConfig(OneWayConfig):
     max_null_share: float = 0.01
     quantile_encoding: float = 0.5
     min_moment_snr: float = 10.0
-    pair_share: float = 0.25
+    pair_share: float | None = None  # None: pair_share_for(schema), from the share of unordered columns
     pair_count: int | None = None  # None: 3·(columns − 1)
     pair_groups: int = 16
     pair_weight: float = 0.1
@@ -104,6 +108,10 @@ class SpliceConfig(OneWayConfig):
             raise ParameterError("splice.degree", "at most 40 (power-basis moments lose precision beyond)", self.degree)
         if not 0 <= self.marginal_share < 1:
             raise ParameterError("splice.marginal_share", "a number in [0, 1)", self.marginal_share)
+        if self.pair_share is None and self.marginal_share > 0 and PAIR_SHARE_BASE + PAIR_SHARE_UNORDERED >= 1 - self.marginal_share:
+            raise ParameterError("splice.marginal_share", f"below {1 - PAIR_SHARE_BASE - PAIR_SHARE_UNORDERED:g} while splice.pair_share is "
+                                 "null (the derived pair share could leave nothing for the moments), or set splice.pair_share",
+                                 self.marginal_share)
         for name in ("anchor_weight", "learning_rate", "pair_weight"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (name == "learning_rate" and value == 0):
@@ -117,10 +125,11 @@ class SpliceConfig(OneWayConfig):
         if self.quantile_encoding > 0 and self.marginal_share == 0:
             raise ParameterError("splice.quantile_encoding", "0 when splice.marginal_share is 0 (the knots come from the DP 1-way histograms)",
                                  self.quantile_encoding)
-        if not isinstance(self.pair_share, (int, float)) or not 0 <= self.pair_share < 1 - self.marginal_share:
-            raise ParameterError("splice.pair_share", "a number in [0, 1 - splice.marginal_share) (the rest of ρ measures the moments)",
-                                 self.pair_share)
-        if self.pair_share > 0 and self.marginal_share == 0:
+        if self.pair_share is not None and (isinstance(self.pair_share, bool) or not isinstance(self.pair_share, (int, float))
+                                            or not 0 <= self.pair_share < 1 - self.marginal_share):
+            raise ParameterError("splice.pair_share", "a number in [0, 1 - splice.marginal_share) (the rest of ρ measures the moments), "
+                                 "or null (chosen from the columns' types)", self.pair_share)
+        if self.pair_share is not None and self.pair_share > 0 and self.marginal_share == 0:
             raise ParameterError("splice.pair_share", "0 when splice.marginal_share is 0 (the pair anchors follow the DP 1-way "
                                  "anchors, which decide the Gaussian block)", self.pair_share)
         if not isinstance(self.min_moment_snr, (int, float)) or not math.isfinite(self.min_moment_snr) or self.min_moment_snr < 0:
@@ -201,7 +210,7 @@ class SpliceEngine(Engine):
         if o.marginal_share == 0:
             return [oracle.measure(plain, oracle.rho_remaining)]
         rho_marginals, rho_rest = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
-        rho_pairs = rho_rest * o.pair_share / (1.0 - o.marginal_share) if self.pair_rounds(schema) > 0 else 0.0
+        rho_pairs = rho_rest * self.pair_share_for(schema) / (1.0 - o.marginal_share) if self.pair_rounds(schema) > 0 else 0.0
         rho_moments = rho_rest - rho_pairs
         adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
@@ -259,10 +268,23 @@ class SpliceEngine(Engine):
         _log.info("splice: pair anchors %s", ", ".join(q.name for q in chosen))
         return oracle.measure_many([(q, measure_rho) for q in chosen])
 
+    def pair_share_for(self, schema: Schema) -> float:
+        """The pair anchors' share of ρ: ``pair_share``, or when null ``PAIR_SHARE_BASE`` plus
+        ``PAIR_SHARE_UNORDERED`` times the share of unordered (categorical, boolean) columns — the moments
+        see those only through one-hot codes, so their pairs are worth more of ρ (public: the schema's
+        types); 0 without 1-way anchors."""
+        o = self.options
+        if o.pair_share is not None:
+            return float(o.pair_share)
+        if o.marginal_share == 0:
+            return 0.0
+        unordered = sum(c.type in (ColumnType.CATEGORICAL, ColumnType.BOOLEAN) for c in schema) / len(schema)
+        return PAIR_SHARE_BASE + PAIR_SHARE_UNORDERED * unordered
+
     def pair_rounds(self, schema: Schema) -> int:
         """How many pair anchors to measure at most (public: options and column count); 0 spends no ρ on pairs."""
         o = self.options
-        if o.pair_share == 0:
+        if self.pair_share_for(schema) == 0:
             return 0
         return o.pair_count if o.pair_count is not None else 3 * (len(schema) - 1)
 
