@@ -36,12 +36,13 @@ def _to_unit(values: np.ndarray, column: Column) -> np.ndarray:
     return 2.0 * ((np.asarray(values, dtype=np.float64) - low) / span) - 1.0
 
 
-def _one_hot(column: Column) -> bool:
+def one_hot(column: Column) -> bool:
+    """Whether the column is embedded as a one-hot block (unordered: categorical or boolean)."""
     return column.type.model_type is ColumnType.CATEGORICAL
 
 
 def block_width(column: Column) -> int:
-    if _one_hot(column):
+    if one_hot(column):
         return column.size
     return 1 + (1 if column.nullable else 0)
 
@@ -90,7 +91,7 @@ class Embedding:
         """
         column = self.schema.columns[j]
         vectors = np.zeros((column.size, block_width(column)))
-        if _one_hot(column):
+        if one_hot(column):
             return np.eye(column.size)
         vectors[: column.n_values, 0] = self._grid(column)
         if column.nullable:

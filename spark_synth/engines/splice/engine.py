@@ -33,8 +33,8 @@ from ...errors import InternalError, ParameterError
 from ...logs import layer
 from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
 from ...queries import MAX_FRACTION_BITS, MarginalQuery, MomentQuery
-from ...schema import ColumnType, Schema
-from ...schema.embedding import Embedding
+from ...schema import Schema
+from ...schema.embedding import Embedding, one_hot
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings
 from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries,
@@ -271,14 +271,14 @@ class SpliceEngine(Engine):
     def pair_share_for(self, schema: Schema) -> float:
         """The pair anchors' share of ρ: ``pair_share``, or when null ``PAIR_SHARE_BASE`` plus
         ``PAIR_SHARE_UNORDERED`` times the share of unordered (categorical, boolean) columns — the moments
-        see those only through one-hot codes, so their pairs are worth more of ρ (public: the schema's
-        types); 0 without 1-way anchors."""
+        see those only through their one-hot blocks (:func:`~spark_synth.schema.embedding.one_hot`), so
+        their pairs are worth more of ρ (public: the schema's types); 0 without 1-way anchors."""
         o = self.options
         if o.pair_share is not None:
             return float(o.pair_share)
         if o.marginal_share == 0:
             return 0.0
-        unordered = sum(c.type in (ColumnType.CATEGORICAL, ColumnType.BOOLEAN) for c in schema) / len(schema)
+        unordered = sum(one_hot(c) for c in schema) / len(schema)
         return PAIR_SHARE_BASE + PAIR_SHARE_UNORDERED * unordered
 
     def pair_rounds(self, schema: Schema) -> int:
