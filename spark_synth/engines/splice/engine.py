@@ -43,7 +43,8 @@ from ..postprocess import estimate_total
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .model import SpliceModel
-from .pairs import PAIR_MAX_CELLS, PAIR_SELECT_SHARE, PairMisfit, candidate_pairs, model_tables, pair_query, pair_targets
+from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, ComponentSpread, PairMisfit, candidate_pairs, model_tables, pair_query,
+                    pair_targets)
 
 _log = layer("engines")
 
@@ -87,6 +88,7 @@ class SpliceConfig(OneWayConfig):
     pair_count: int | None = None  # None: 3·(columns − 1)
     pair_groups: int = 16
     pair_weight: float = 0.1
+    spread_weight: float = 0.01
     max_component_codes: int = 128
 
     def __post_init__(self) -> None:
@@ -112,7 +114,7 @@ class SpliceConfig(OneWayConfig):
             raise ParameterError("splice.marginal_share", f"below {1 - PAIR_SHARE_BASE - PAIR_SHARE_UNORDERED:g} while splice.pair_share is "
                                  "null (the derived pair share could leave nothing for the moments), or set splice.pair_share",
                                  self.marginal_share)
-        for name in ("anchor_weight", "learning_rate", "pair_weight"):
+        for name in ("anchor_weight", "learning_rate", "pair_weight", "spread_weight"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (name == "learning_rate" and value == 0):
                 raise ParameterError(f"splice.{name}", "a finite number > 0" if name == "learning_rate" else "a finite number >= 0", value)
@@ -494,6 +496,13 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     misfit = PairMisfit(schema, embedding, numeric, {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0
                                                      for j in numeric}, pairs, o.pair_weight * moment_sigma ** 2 / len(directions),
                         device) if pairs else None
+    spread = None  # the component-spread prior, on the pair anchors' scale (σ̄ their mean noise σ)
+    if pairs and o.spread_weight > 0:
+        shared = shared_columns(schema, numeric, o.max_component_codes)  # one distribution for every component: no spread
+        spread = ComponentSpread(misfit, schema, embedding, [j for j in range(len(schema)) if j not in shared],
+                                 coarse_groupings(schema, o.pair_groups),
+                                 o.spread_weight * o.pair_weight * moment_sigma ** 2 / len(directions)
+                                 / float(np.mean([p.sigma ** 2 for p in pairs])), device)
 
     def gaussian_parameters(raw):
         return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
@@ -508,6 +517,8 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
             loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
         if misfit is not None:
             loss = loss + misfit(weights, probs, gaussian_parameters(rest[n_logits:]))
+        if spread is not None:
+            loss = loss + spread(weights, probs, gaussian_parameters(rest[n_logits:]))
         return loss
 
     best, best_state, stale = math.inf, None, 0

@@ -154,3 +154,34 @@ class PairMisfit:
     def __call__(self, weights, probabilities, block):
         return sum(scale * ((self.table(i, weights, probabilities, block) - shares) ** 2).sum()
                    for i, (_, _, shares, scale) in enumerate(self.terms))
+
+
+
+class ComponentSpread:
+    """Σ over columns of Σ_k w_k ‖P_k(c) − Σ_l w_l P_l(c)‖²: how far each column's grouped distribution
+    moves between the mixture's components — a χ²-type measure of what the component label tells
+    about the column (torch).
+
+    Weighted in the final Match, it keeps a column's distribution the same in every component unless
+    a release calls for the difference: dependence then appears where the measured tables and the
+    moments ask for it, and not between columns no release ties together (a maximum-entropy-like
+    prior, as a graphical model's). A code column's groups are its public merge (``groupings``); a
+    block column's are its per-component marginal bin probabilities at the public group edges."""
+
+    def __init__(self, misfit: PairMisfit, schema: Schema, embedding, columns: Sequence[int], groupings, scale: float, device):
+        import torch
+
+        self.misfit, self.columns, self.scale = misfit, list(columns), scale
+        self.maps = []
+        for j in self.columns:
+            groups = np.arange(schema.columns[j].size) if groupings[j] is None else np.asarray(groupings[j])
+            self.maps.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device)
+                             if j in misfit.code_index else _group_edges(embedding, j, groups, device))
+
+    def __call__(self, weights, probabilities, block):
+        total = 0.0
+        for j, g in zip(self.columns, self.maps):
+            p = (probabilities[self.misfit.code_index[j]] @ g if j in self.misfit.code_index
+                 else self.misfit._block_groups(j, g, block, False)[:, 0, :])
+            total = total + weights @ ((p - weights @ p) ** 2).sum(1)
+        return self.scale * total
