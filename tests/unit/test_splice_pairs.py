@@ -130,6 +130,8 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
     ({"pair_count": -1}, "splice.pair_count"),
     ({"pair_groups": 1}, "splice.pair_groups"),
     ({"pair_weight": float("nan")}, "splice.pair_weight"),
+    ({"spread_weight": -0.01}, "splice.spread_weight"),
+    ({"spread_weight": float("inf")}, "splice.spread_weight"),
 ])
 def test_bad_pair_options_are_named(options, name):
     with pytest.raises(ParameterError, match=name):

@@ -14,7 +14,8 @@ MEASURE exact on Spark; noise once on the driver (discrete Gaussian; the moment 
         sensitivity is √(L·H_k), see :class:`~spark_synth.queries.MomentQuery`).
 FIT     a mixture of ``components`` product distributions, by Adam (cosine schedule) on
         (1/L) Σ_l Σ_j (m̃_jl − m_j(w_l, q))² / j²  +  ``anchor_weight`` · Σ_c ‖p̃_c − q_c‖²
-        + the pair anchors' weighted squared misfit (:class:`.pairs.PairMisfit`),
+        + the pair anchors' weighted squared misfit (:class:`.pairs.PairMisfit`)
+        + ``spread_weight`` × the columns' spread across components (:class:`.pairs.ComponentSpread`),
         where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals. Each component is a
         product of per-column distributions over public codes (``numeric_model="histogram"``), or of
         those for categorical/nullable columns and one Gaussian N(μ, UUᵀ + diag(D)) of rank ``rank``

@@ -156,7 +156,6 @@ class PairMisfit:
                    for i, (_, _, shares, scale) in enumerate(self.terms))
 
 
-
 class ComponentSpread:
     """Σ over columns of Σ_k w_k ‖P_k(c) − Σ_l w_l P_l(c)‖²: how far each column's grouped distribution
     moves between the mixture's components — a χ²-type measure of what the component label tells
