@@ -114,13 +114,25 @@ class PairMisfit:
         self.node_weights = torch.as_tensor(node_weights / node_weights.sum(), dtype=torch.float64, device=device)
         self.terms = []
         for pair in pairs:
-            maps = []  # per column: codes -> groups (a code column), or the inner group edges (a block column)
-            for j, groups in zip(pair.columns, pair.groupings):
-                groups = np.arange(schema.columns[j].size) if groups is None else np.asarray(groups)
-                maps.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device)
-                            if j in self.code_index else _group_edges(embedding, j, groups, device))
+            maps = [self.group_map(schema, embedding, j, groups, device) for j, groups in zip(pair.columns, pair.groupings)]
             self.terms.append((pair.columns, maps, torch.as_tensor(pair.shares, dtype=torch.float64, device=device),
                                scale / pair.sigma ** 2))
+
+    def group_map(self, schema: Schema, embedding, j: int, groups, device):
+        """Column j's public merge (None: every code its own group) in the form :meth:`column_groups`
+        takes: codes → groups as a one-hot matrix (a code column), or the inner group edges (a block column)."""
+        import torch
+
+        groups = np.arange(schema.columns[j].size) if groups is None else np.asarray(groups)
+        if j in self.code_index:
+            return torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device)
+        return _group_edges(embedding, j, groups, device)
+
+    def column_groups(self, j: int, group_map, probabilities, block):
+        """(K, groups): each component's probabilities of column j's groups (a block column's marginal ones)."""
+        if j in self.code_index:
+            return probabilities[self.code_index[j]] @ group_map
+        return self._block_groups(j, group_map, block, False)[:, 0, :]
 
     def _block_groups(self, j, edges, block, given_z: bool):
         """(K, Q, groups) group probabilities of block column j given each node z (Q = 1: marginal)."""
@@ -168,19 +180,12 @@ class ComponentSpread:
     block column's are its per-component marginal bin probabilities at the public group edges."""
 
     def __init__(self, misfit: PairMisfit, schema: Schema, embedding, columns: Sequence[int], groupings, scale: float, device):
-        import torch
-
         self.misfit, self.columns, self.scale = misfit, list(columns), scale
-        self.maps = []
-        for j in self.columns:
-            groups = np.arange(schema.columns[j].size) if groupings[j] is None else np.asarray(groupings[j])
-            self.maps.append(torch.as_tensor(np.eye(int(groups.max()) + 1)[groups], dtype=torch.float64, device=device)
-                             if j in misfit.code_index else _group_edges(embedding, j, groups, device))
+        self.maps = [misfit.group_map(schema, embedding, j, groupings[j], device) for j in self.columns]
 
     def __call__(self, weights, probabilities, block):
         total = 0.0
-        for j, g in zip(self.columns, self.maps):
-            p = (probabilities[self.misfit.code_index[j]] @ g if j in self.misfit.code_index
-                 else self.misfit._block_groups(j, g, block, False)[:, 0, :])
+        for j, group_map in zip(self.columns, self.maps):
+            p = self.misfit.column_groups(j, group_map, probabilities, block)
             total = total + weights @ ((p - weights @ p) ** 2).sum(1)
         return self.scale * total
