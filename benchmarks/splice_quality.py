@@ -108,7 +108,9 @@ def metrics(real: pd.DataFrame, syn: pd.DataFrame, holdout: pd.DataFrame, schema
 
 
 def parse_option(value: str):
-    """A --set value: whole number, number, or text (e.g. numeric_model=gaussian)."""
+    """A --set value: true/false, whole number, number, or text (e.g. numeric_model=gaussian)."""
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
     for kind in (int, float):
         try:
             return kind(value)

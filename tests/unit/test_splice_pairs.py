@@ -265,6 +265,46 @@ def test_component_spread_is_each_columns_weighted_variance_across_components():
     assert float(spread(weights, alike, same)) == pytest.approx(0.0, abs=1e-15)
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_pair_misfit_batched_equals_sum_of_per_pair_misfits(rank):
+    """Match's batched misfit (every table with at most one block column read off one product of the
+    stacked group probabilities) equals Σ scale/σ² ‖T − t̃‖² over the tables one by one: code × code,
+    code × block (nullable, merged), block × block, and a column in several tables."""
+    import torch
+
+    from spark_synth.engines.groupings import coarse_groupings
+    from spark_synth.engines.splice.closed_form import GaussianParameters
+    from spark_synth.engines.splice.pairs import PairMisfit, PairTarget
+    from spark_synth.schema.embedding import Embedding
+
+    schema = Schema(columns=(Column("c", ColumnType.CATEGORICAL, categories=("x", "y", "z"), nullable=False),
+                             Column("n", ColumnType.INTEGER, min=0, max=9, nullable=True),
+                             Column("u", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=12, nullable=False),
+                             Column("w", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=8, nullable=True)))
+    embedding, groupings = Embedding(schema), coarse_groupings(schema, 4)
+    rng = np.random.default_rng(9)
+    k = 4
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    weights = t(rng.dirichlet(np.ones(k)))
+    probs = [t(rng.dirichlet(np.ones(3), size=k)), t(rng.dirichlet(np.ones(11), size=k))]
+    block = GaussianParameters(t(rng.uniform(-0.5, 0.5, (k, 2))), t(0.4 * rng.standard_normal((k, 2, rank))),
+                               t(rng.uniform(0.02, 0.1, (k, 2))))
+
+    def target(pair, merged, sigma):
+        grouping = tuple(groupings[j] if merged else None for j in pair)
+        shape = [len(set(g)) if g is not None else schema.columns[j].size for j, g in zip(pair, grouping)]
+        return PairTarget(pair, grouping, rng.dirichlet(np.ones(int(np.prod(shape)))).reshape(shape), sigma)
+
+    pairs = [target((0, 1), True, 0.5), target((0, 3), True, 1.5), target((1, 2), True, 0.7), target((2, 3), False, 2.0),
+             target((0, 2), False, 1.0), target((1, 3), False, 0.9)]  # n merged in one table, unmerged in another
+    misfit = PairMisfit(schema, embedding, (2, 3), {2: 0.0, 3: 0.05}, pairs, 3.0, torch.device("cpu"))
+    assert misfit.quadrature == [3]  # u × w: the only table integrated over the factor
+    one_by_one = sum(3.0 / p.sigma ** 2 * float(((misfit.table(i, weights, probs, block) - t(p.shares)) ** 2).sum())
+                     for i, p in enumerate(pairs))
+    assert one_by_one > 0.1
+    assert float(misfit(weights, probs, block)) == pytest.approx(one_by_one, rel=1e-12)
+
+
 def test_component_spread_removes_dependence_no_release_calls_for():
     """level and flag are independent and their table is not measured: without the prior the final
     Match ties them through the components anyway (measured: 0.10 TVD from independence); with the

@@ -117,6 +117,43 @@ class PairMisfit:
             maps = [self.group_map(schema, embedding, j, groups, device) for j, groups in zip(pair.columns, pair.groupings)]
             self.terms.append((pair.columns, maps, torch.as_tensor(pair.shares, dtype=torch.float64, device=device),
                                scale / pair.sigma ** 2))
+        self._batch(pairs, device)
+
+    def _batch(self, pairs: Sequence[PairTarget], device) -> None:
+        """Index every cell of the pairs with at most one Gaussian-block column into one product of
+        the columns' stacked group probabilities, so :meth:`__call__` computes all their tables in one
+        matrix product (the pairs of two block columns keep :meth:`table`'s quadrature)."""
+        import torch
+
+        self.stacked, self.quadrature = [], []  # (column, group map) in stacked order; term indices
+        offsets: dict = {}
+        rows, cols, targets, scales = [], [], [], []
+        for index, ((a, b), maps, shares, scale) in enumerate(self.terms):
+            if a in self.gaussian and b in self.gaussian:
+                self.quadrature.append(index)
+                continue
+            starts = []
+            for j, groups, group_map in zip((a, b), pairs[index].groupings, maps):
+                key = (j, None if groups is None else tuple(np.asarray(groups).tolist()))
+                if key not in offsets:
+                    offsets[key] = sum(self._width(m, jj) for jj, m in self.stacked)
+                    self.stacked.append((j, group_map))
+                starts.append(offsets[key])
+            na, nb = shares.shape
+            rows.append(np.repeat(starts[0] + np.arange(na), nb))
+            cols.append(np.tile(starts[1] + np.arange(nb), na))
+            targets.append(shares.reshape(-1))
+            scales.append(np.full(na * nb, scale))
+        as_index = lambda parts: torch.as_tensor(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64), device=device)
+        self.rows, self.cols = as_index(rows), as_index(cols)
+        self.targets = torch.cat(targets) if targets else torch.zeros(0, dtype=torch.float64, device=device)
+        self.cell_scales = torch.as_tensor(np.concatenate(scales) if scales else np.zeros(0), dtype=torch.float64, device=device)
+
+    def _width(self, group_map, j: int) -> int:
+        """How many groups column j has under ``group_map`` (a block column: its inner edges + 1, + a null group)."""
+        if j in self.code_index:
+            return int(group_map.shape[1])
+        return int(group_map.numel()) + 1 + int(self.nullable[j])
 
     def group_map(self, schema: Schema, embedding, j: int, groups, device):
         """Column j's public merge (None: every code its own group) in the form :meth:`column_groups`
@@ -164,8 +201,19 @@ class PairMisfit:
         return torch.einsum("k,q,kqa,kqb->ab", weights, node_weights, parts[0], parts[1])
 
     def __call__(self, weights, probabilities, block):
-        return sum(scale * ((self.table(i, weights, probabilities, block) - shares) ** 2).sum()
-                   for i, (_, _, shares, scale) in enumerate(self.terms))
+        """Σ_pairs scale/σ² · ‖T − t̃‖²: the tables with at most one block column as cells of
+        Gᵀ diag(w) G, G the (K, groups) stacked group probabilities of their columns; the others by :meth:`table`."""
+        import torch
+
+        total = 0.0
+        if self.stacked:
+            stacked = torch.cat([self.column_groups(j, m, probabilities, block) for j, m in self.stacked], dim=1)
+            joint = stacked.T @ (weights[:, None] * stacked)
+            total = (self.cell_scales * (joint[self.rows, self.cols] - self.targets) ** 2).sum()
+        for i in self.quadrature:
+            _, _, shares, scale = self.terms[i]
+            total = total + scale * ((self.table(i, weights, probabilities, block) - shares) ** 2).sum()
+        return total
 
 
 class ComponentSpread:
