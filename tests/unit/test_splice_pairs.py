@@ -138,15 +138,15 @@ def test_bad_pair_options_are_named(options, name):
         SpliceEngine(**options)
 
 
-@pytest.mark.parametrize("columns, unordered", [(SCHEMA.columns, 3 / 4), (SCHEMA.columns[1:2], 0.0), (SCHEMA.columns[2:], 1.0)])
-def test_null_pair_share_grows_with_the_unordered_columns_and_is_charged(columns, unordered):
+@pytest.mark.parametrize("columns", [SCHEMA.columns, SCHEMA.columns[1:2], SCHEMA.columns[2:]])
+def test_null_pair_share_is_charged(columns):
     schema = Schema(columns=columns)
     frame = _data(1500)[[c.name for c in schema]]
     budget = PrivacyBudget(1.0, 1e-9)
     privacy_filter = PrivacyFilter(budget)
     engine = SpliceEngine(components=4, n_dense=4, n_sparse=8, steps=30, min_moment_snr=0, pair_count=1, pair_groups=8)
     share = engine.pair_share_for(schema)
-    assert share == pytest.approx(0.25 + 0.15 * unordered)
+    assert share == pytest.approx(0.5)
     measured = engine.measure(schema, oracle_over_frame(frame, schema, privacy_filter))
     (moments,) = [m for m in measured if m.query.kind == "moment"]
     pairs = [m for m in measured if m.query.kind == "marginal" and len(m.columns) == 2]
@@ -263,6 +263,23 @@ def test_component_spread_is_each_columns_weighted_variance_across_components():
     alike = [t(np.tile(p[:1].numpy(), (k, 1))) for p in probs]
     same = GaussianParameters(block.mean[:1].expand(k, -1), block.factor, block.diag[:1].expand(k, -1))
     assert float(spread(weights, alike, same)) == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("rows, pair_rho", [(100_000.0, 0.5), (6_500.0, 0.374), (800.0, 0.0)])
+def test_null_pair_share_gives_the_moments_what_keeps_their_snr(rows, pair_rho):
+    """With pair_share null the pairs take 0.5 of ρ unless the moments, at the DP row count, would fall
+    below 1.5 × min_moment_snr times their noise σ: then the pairs give back just that much (none left: 0)."""
+    from spark_synth.privacy import gaussian_sigma
+
+    engine = SpliceEngine()
+    moments = engine.moment_query(SCHEMA, None)
+    rho_rest = 0.55 * 0.015
+    rho_moments, rho_pairs = engine.moment_and_pair_rho(moments, rho_rest, 0.5 * 0.015, rows)
+    assert rho_moments + rho_pairs == pytest.approx(rho_rest) and rho_pairs / 0.015 == pytest.approx(pair_rho, abs=1e-3)
+    if 0 < pair_rho < 0.5:
+        assert rows / gaussian_sigma(moments.l2_sensitivity, rho_moments) == pytest.approx(1.5 * 10.0)
+    explicit = SpliceEngine(pair_share=0.5).moment_and_pair_rho(moments, rho_rest, 0.5 * 0.015, 6_500.0)
+    assert explicit[1] == pytest.approx(0.5 * 0.015)  # a declared pair_share is kept as declared
 
 
 @pytest.mark.parametrize("rank", [0, 1])

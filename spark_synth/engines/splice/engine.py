@@ -35,7 +35,7 @@ from ...logs import layer
 from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
 from ...queries import MAX_FRACTION_BITS, MarginalQuery, MomentQuery
 from ...schema import Schema
-from ...schema.embedding import Embedding, one_hot
+from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings
 from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries,
@@ -50,10 +50,12 @@ from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, ComponentSpread, PairMisf
 _log = layer("engines")
 
 MOMENTS = "sliced-chebyshev-moments"
-#: The pair anchors' share of ρ when ``pair_share`` is null: this much, plus PAIR_SHARE_UNORDERED times
-#: the share of unordered columns (docs/splice.md, "Capacity, pair count and pair share").
-PAIR_SHARE_BASE = 0.25
-PAIR_SHARE_UNORDERED = 0.15
+#: The pair anchors' share of ρ when ``pair_share`` is null, less what the moments need to keep
+#: MOMENT_SNR_KEEP × ``min_moment_snr`` (docs/splice.md, "Pair share and count").
+PAIR_SHARE = 0.5
+MOMENT_SNR_KEEP = 1.5
+#: Pair anchors per column when ``pair_count`` is null: PAIR_ROUNDS_PER_COLUMN · (columns − 1).
+PAIR_ROUNDS_PER_COLUMN = 5
 NUMERIC_MODELS = ("histogram", "gaussian")
 
 
@@ -85,8 +87,8 @@ class SpliceConfig(OneWayConfig):
     max_null_share: float = 0.01
     quantile_encoding: float = 0.5
     min_moment_snr: float = 10.0
-    pair_share: float | None = None  # None: pair_share_for(schema), from the share of unordered columns
-    pair_count: int | None = None  # None: 3·(columns − 1)
+    pair_share: float | None = None  # None: PAIR_SHARE, less what the moments need (SpliceEngine.measure)
+    pair_count: int | None = None  # None: 5·(columns − 1)
     pair_groups: int = 16
     pair_weight: float = 0.1
     spread_weight: float = 0.01
@@ -111,9 +113,9 @@ class SpliceConfig(OneWayConfig):
             raise ParameterError("splice.degree", "at most 40 (power-basis moments lose precision beyond)", self.degree)
         if not 0 <= self.marginal_share < 1:
             raise ParameterError("splice.marginal_share", "a number in [0, 1)", self.marginal_share)
-        if self.pair_share is None and self.marginal_share > 0 and PAIR_SHARE_BASE + PAIR_SHARE_UNORDERED >= 1 - self.marginal_share:
-            raise ParameterError("splice.marginal_share", f"below {1 - PAIR_SHARE_BASE - PAIR_SHARE_UNORDERED:g} while splice.pair_share is "
-                                 "null (the derived pair share could leave nothing for the moments), or set splice.pair_share",
+        if self.pair_share is None and self.marginal_share > 0 and PAIR_SHARE >= 1 - self.marginal_share:
+            raise ParameterError("splice.marginal_share", f"below {1 - PAIR_SHARE:g} while splice.pair_share is "
+                                 "null (the default pair share would leave nothing for the moments), or set splice.pair_share",
                                  self.marginal_share)
         for name in ("anchor_weight", "learning_rate", "pair_weight", "spread_weight"):
             value = getattr(self, name)
@@ -214,12 +216,12 @@ class SpliceEngine(Engine):
             return [oracle.measure(plain, oracle.rho_remaining)]
         rho_marginals, rho_rest = split_rho(oracle.rho_remaining, [o.marginal_share, 1.0 - o.marginal_share])
         rho_pairs = rho_rest * self.pair_share_for(schema) / (1.0 - o.marginal_share) if self.pair_rounds(schema) > 0 else 0.0
-        rho_moments = rho_rest - rho_pairs
         adaptive = o.quantile_encoding > 0 and any(not c.type.is_discrete for c in schema)
         if not adaptive:
             oracle.prepare([*self.planned_queries(schema), plain])  # both in one scan
         first, second = stage_budgets(split_rho(rho_marginals, [1.0] * len(schema)), o.one_way_fine_share)
         stage_one = measure_stage_one(schema, oracle, first)
+        rho_moments, rho_pairs = self.moment_and_pair_rho(plain, rho_rest, rho_pairs, estimate_total(stage_one))
         if estimate_total(stage_one) < o.min_moment_snr * gaussian_sigma(plain.l2_sensitivity, rho_moments):
             _log.info("splice: too few rows (DP estimate) for the moments to rise above their noise; "
                       "the rest of the budget goes to the 1-way histograms")
@@ -272,24 +274,30 @@ class SpliceEngine(Engine):
         return oracle.measure_many([(q, measure_rho) for q in chosen])
 
     def pair_share_for(self, schema: Schema) -> float:
-        """The pair anchors' share of ρ: ``pair_share``, or when null ``PAIR_SHARE_BASE`` plus
-        ``PAIR_SHARE_UNORDERED`` times the share of unordered (categorical, boolean) columns — the moments
-        see those only through their one-hot blocks (:func:`~spark_synth.schema.embedding.one_hot`), so
-        their pairs are worth more of ρ (public: the schema's types); 0 without 1-way anchors."""
+        """The pair anchors' planned share of ρ: ``pair_share``, or when null ``PAIR_SHARE`` (less what
+        the moments need: :meth:`moment_and_pair_rho`); 0 without 1-way anchors."""
         o = self.options
         if o.pair_share is not None:
             return float(o.pair_share)
-        if o.marginal_share == 0:
-            return 0.0
-        unordered = sum(one_hot(c) for c in schema) / len(schema)
-        return PAIR_SHARE_BASE + PAIR_SHARE_UNORDERED * unordered
+        return 0.0 if o.marginal_share == 0 else PAIR_SHARE
+
+    def moment_and_pair_rho(self, moments: MomentQuery, rho_rest: float, rho_pairs: float, rows: float) -> tuple[float, float]:
+        """(ρ of the moments, ρ of the pairs) out of ``rho_rest``. With ``pair_share`` null the pairs give
+        the moments back what keeps the DP row count ``rows`` (a release: post-processing) at
+        ``MOMENT_SNR_KEEP`` × ``min_moment_snr`` times the moment sums' noise σ, where the planned
+        split would leave them less (few rows: mushroom's 6,500 keep 0.18 of ρ instead of 0.05)."""
+        o = self.options
+        if o.pair_share is None and rho_pairs > 0 and rows > 0:
+            need = 0.5 * (MOMENT_SNR_KEEP * o.min_moment_snr * moments.l2_sensitivity / rows) ** 2  # σ = Δ/√(2ρ)
+            rho_pairs = max(0.0, min(rho_pairs, rho_rest - need))
+        return rho_rest - rho_pairs, rho_pairs
 
     def pair_rounds(self, schema: Schema) -> int:
         """How many pair anchors to measure at most (public: options and column count); 0 spends no ρ on pairs."""
         o = self.options
         if self.pair_share_for(schema) == 0:
             return 0
-        return o.pair_count if o.pair_count is not None else 3 * (len(schema) - 1)
+        return o.pair_count if o.pair_count is not None else PAIR_ROUNDS_PER_COLUMN * (len(schema) - 1)
 
     def moment_query(self, schema: Schema, released: Sequence[NoisyMeasurement] | None) -> MomentQuery:
         """The moment query; numeric columns encoded through knots from the DP 1-way histograms in
