@@ -46,8 +46,8 @@ def test_help_reads_well():
 def test_engine_options_are_parsed_and_checked(capsys):
     from spark_synth.cli import engine_options
 
-    assert engine_options("splice", ["components=8", "device=cpu", "marginal_share=0.5"]) == {
-        "components": 8, "device": "cpu", "marginal_share": 0.5}
+    assert engine_options("splice", ["components=8", "device=cpu", "marginal_share=0.4"]) == {
+        "components": 8, "device": "cpu", "marginal_share": 0.4}
     args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "colours=3"]
     assert main(args) == 2
     err = capsys.readouterr().err

@@ -126,7 +126,7 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
     ({"pair_share": -0.1}, "splice.pair_share"),
     ({"marginal_share": 0.0, "quantile_encoding": 0.0, "rows_public": 100, "pair_share": 0.25}, "splice.pair_share"),  # not silently ignored
     ({"pair_share": True}, "splice.pair_share"),
-    ({"marginal_share": 0.6}, "splice.marginal_share"),  # a derived pair share of up to 0.4 would leave the moments nothing
+    ({"marginal_share": 0.5}, "splice.marginal_share"),  # the default pair share 0.5 would leave the moments nothing
     ({"pair_count": -1}, "splice.pair_count"),
     ({"pair_groups": 1}, "splice.pair_groups"),
     ({"pair_weight": float("nan")}, "splice.pair_weight"),
