@@ -87,7 +87,7 @@ class SpliceConfig(OneWayConfig):
     max_null_share: float = 0.01
     quantile_encoding: float = 0.5
     min_moment_snr: float = 10.0
-    pair_share: float | None = None  # None: PAIR_SHARE, less what the moments need (SpliceEngine.measure)
+    pair_share: float | None = None  # None: PAIR_SHARE, less what the moments need (SpliceEngine.moment_and_pair_rho)
     pair_count: int | None = None  # None: 5·(columns − 1)
     pair_groups: int = 16
     pair_weight: float = 0.1
