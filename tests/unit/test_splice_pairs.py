@@ -26,6 +26,29 @@ SCHEMA = Schema(
 )
 
 
+#: A categorical column, a nullable integer code column (10 values in 4 ranges at 4 groups) and two
+#: Gaussian-block candidates (u; w nullable), for the pair-misfit and spread tests.
+MIXED = Schema(columns=(Column("c", ColumnType.CATEGORICAL, categories=("x", "y", "z"), nullable=False),
+                        Column("n", ColumnType.INTEGER, min=0, max=9, nullable=True),
+                        Column("u", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=12, nullable=False),
+                        Column("w", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=8, nullable=True)))
+
+
+def _mixed_mixture(seed: int, k: int, rank: int):
+    """Random weights, code probabilities (c, n) and Gaussian block (u, w) of a K-component mixture over MIXED (torch)."""
+    import torch
+
+    from spark_synth.engines.splice.closed_form import GaussianParameters
+
+    rng = np.random.default_rng(seed)
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    weights = t(rng.dirichlet(np.ones(k)))
+    probs = [t(rng.dirichlet(np.ones(3), size=k)), t(rng.dirichlet(np.ones(11), size=k))]
+    block = GaussianParameters(t(rng.uniform(-0.5, 0.5, (k, 2))), t(0.4 * rng.standard_normal((k, 2, rank))),
+                               t(rng.uniform(0.02, 0.1, (k, 2))))
+    return weights, probs, block
+
+
 def _data(n=4000, seed=0):
     rng = np.random.default_rng(seed)
     order = rng.permutation(8)  # years is a function of level, but not a monotone one of its code
@@ -232,17 +255,11 @@ def test_component_spread_is_each_columns_weighted_variance_across_components():
     from spark_synth.engines.splice.pairs import ComponentSpread, PairMisfit, PairTarget
     from spark_synth.schema.embedding import Embedding
 
-    schema = Schema(columns=(Column("c", ColumnType.CATEGORICAL, categories=("x", "y", "z"), nullable=False),
-                             Column("n", ColumnType.INTEGER, min=0, max=9, nullable=True),  # a code column: 10 values in 4 ranges
-                             Column("u", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=12, nullable=False),
-                             Column("w", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=8, nullable=True)))
+    schema = MIXED
     embedding, groupings = Embedding(schema), coarse_groupings(schema, 4)
-    rng = np.random.default_rng(5)
     k = 5
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
-    weights = t(rng.dirichlet(np.ones(k)))
-    probs = [t(rng.dirichlet(np.ones(3), size=k)), t(rng.dirichlet(np.ones(11), size=k))]
-    block = GaussianParameters(t(rng.uniform(-0.5, 0.5, (k, 2))), t(np.zeros((k, 2, 0))), t(rng.uniform(0.02, 0.1, (k, 2))))
+    weights, probs, block = _mixed_mixture(5, k, 0)
     nulls = {2: 0.0, 3: 0.05}
 
     def target(pair):
@@ -290,22 +307,14 @@ def test_pair_misfit_batched_equals_sum_of_per_pair_misfits(rank):
     import torch
 
     from spark_synth.engines.groupings import coarse_groupings
-    from spark_synth.engines.splice.closed_form import GaussianParameters
     from spark_synth.engines.splice.pairs import PairMisfit, PairTarget
     from spark_synth.schema.embedding import Embedding
 
-    schema = Schema(columns=(Column("c", ColumnType.CATEGORICAL, categories=("x", "y", "z"), nullable=False),
-                             Column("n", ColumnType.INTEGER, min=0, max=9, nullable=True),
-                             Column("u", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=12, nullable=False),
-                             Column("w", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=8, nullable=True)))
+    schema = MIXED
     embedding, groupings = Embedding(schema), coarse_groupings(schema, 4)
     rng = np.random.default_rng(9)
-    k = 4
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
-    weights = t(rng.dirichlet(np.ones(k)))
-    probs = [t(rng.dirichlet(np.ones(3), size=k)), t(rng.dirichlet(np.ones(11), size=k))]
-    block = GaussianParameters(t(rng.uniform(-0.5, 0.5, (k, 2))), t(0.4 * rng.standard_normal((k, 2, rank))),
-                               t(rng.uniform(0.02, 0.1, (k, 2))))
+    weights, probs, block = _mixed_mixture(9, 4, rank)
 
     def target(pair, merged, sigma):
         grouping = tuple(groupings[j] if merged else None for j in pair)
