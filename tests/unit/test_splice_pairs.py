@@ -145,11 +145,11 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
 
 
 @pytest.mark.parametrize("options, name", [
-    ({"pair_share": 0.6}, "splice.pair_share"),  # with marginal_share 0.45: no budget left for the moments
+    ({"pair_share": 0.5}, "splice.pair_share"),  # with marginal_share 0.5: no budget left for the moments
     ({"pair_share": -0.1}, "splice.pair_share"),
     ({"marginal_share": 0.0, "quantile_encoding": 0.0, "rows_public": 100, "pair_share": 0.25}, "splice.pair_share"),  # not silently ignored
     ({"pair_share": True}, "splice.pair_share"),
-    ({"marginal_share": 0.5}, "splice.marginal_share"),  # the default pair share 0.5 would leave the moments nothing
+    ({"marginal_share": 0.55}, "splice.marginal_share"),  # the default pair share 0.45 would leave the moments nothing
     ({"pair_count": -1}, "splice.pair_count"),
     ({"pair_groups": 1}, "splice.pair_groups"),
     ({"pair_weight": float("nan")}, "splice.pair_weight"),
@@ -169,15 +169,15 @@ def test_null_pair_share_is_charged(columns):
     privacy_filter = PrivacyFilter(budget)
     engine = SpliceEngine(components=4, n_dense=4, n_sparse=8, steps=30, min_moment_snr=0, pair_count=1, pair_groups=8)
     share = engine.pair_share_for(schema)
-    assert share == pytest.approx(0.5)
+    assert share == pytest.approx(0.45)
     measured = engine.measure(schema, oracle_over_frame(frame, schema, privacy_filter))
     (moments,) = [m for m in measured if m.query.kind == "moment"]
     pairs = [m for m in measured if m.query.kind == "marginal" and len(m.columns) == 2]
     if len(schema) == 1:
-        assert not pairs and moments.rho == pytest.approx(0.55 * budget.rho, rel=1e-6)  # no pair: all to the moments
+        assert not pairs and moments.rho == pytest.approx(0.5 * budget.rho, rel=1e-6)  # no pair: all to the moments
     else:
         assert len(pairs) == 1 and pairs[0].rho == pytest.approx(share * budget.rho * (1 - PAIR_SELECT_SHARE), rel=1e-6)
-        assert moments.rho == pytest.approx((0.55 - share) * budget.rho, rel=1e-6)
+        assert moments.rho == pytest.approx((0.5 - share) * budget.rho, rel=1e-6)
     assert math.fsum(e.rho for e in privacy_filter.report().entries) == pytest.approx(budget.rho, rel=1e-6)
     assert SpliceEngine(marginal_share=0.0, quantile_encoding=0.0, rows_public=100).pair_share_for(schema) == 0.0  # no anchors, no pairs
 
@@ -282,21 +282,21 @@ def test_component_spread_is_each_columns_weighted_variance_across_components():
     assert float(spread(weights, alike, same)) == pytest.approx(0.0, abs=1e-15)
 
 
-@pytest.mark.parametrize("rows, pair_rho", [(100_000.0, 0.5), (6_500.0, 0.374), (800.0, 0.0)])
+@pytest.mark.parametrize("rows, pair_rho", [(100_000.0, 0.45), (6_500.0, 0.324), (800.0, 0.0)])
 def test_null_pair_share_gives_the_moments_what_keeps_their_snr(rows, pair_rho):
-    """With pair_share null the pairs take 0.5 of ρ unless the moments, at the DP row count, would fall
+    """With pair_share null the pairs take 0.45 of ρ unless the moments, at the DP row count, would fall
     below 1.5 × min_moment_snr times their noise σ: then the pairs give back just that much (none left: 0)."""
     from spark_synth.privacy import gaussian_sigma
 
     engine = SpliceEngine()
     moments = engine.moment_query(SCHEMA, None)
-    rho_rest = 0.55 * 0.015
-    rho_moments, rho_pairs = engine.moment_and_pair_rho(moments, rho_rest, 0.5 * 0.015, rows)
+    rho_rest = 0.5 * 0.015
+    rho_moments, rho_pairs = engine.moment_and_pair_rho(moments, rho_rest, 0.45 * 0.015, rows)
     assert rho_moments + rho_pairs == pytest.approx(rho_rest) and rho_pairs / 0.015 == pytest.approx(pair_rho, abs=1e-3)
-    if 0 < pair_rho < 0.5:
+    if 0 < pair_rho < 0.45:
         assert rows / gaussian_sigma(moments.l2_sensitivity, rho_moments) == pytest.approx(1.5 * 10.0)
-    explicit = SpliceEngine(pair_share=0.5).moment_and_pair_rho(moments, rho_rest, 0.5 * 0.015, 6_500.0)
-    assert explicit[1] == pytest.approx(0.5 * 0.015)  # a declared pair_share is kept as declared
+    explicit = SpliceEngine(pair_share=0.45).moment_and_pair_rho(moments, rho_rest, 0.45 * 0.015, 6_500.0)
+    assert explicit[1] == pytest.approx(0.45 * 0.015)  # a declared pair_share is kept as declared
 
 
 @pytest.mark.parametrize("rank", [0, 1])

@@ -52,7 +52,7 @@ _log = layer("engines")
 MOMENTS = "sliced-chebyshev-moments"
 #: The pair anchors' share of ρ when ``pair_share`` is null, less what the moments need to keep
 #: MOMENT_SNR_KEEP × ``min_moment_snr`` (docs/splice.md, "Pair share and count").
-PAIR_SHARE = 0.5
+PAIR_SHARE = 0.45
 MOMENT_SNR_KEEP = 1.5
 #: Pair anchors per column when ``pair_count`` is null: PAIR_ROUNDS_PER_COLUMN · (columns − 1).
 PAIR_ROUNDS_PER_COLUMN = 5
@@ -70,7 +70,7 @@ class SpliceConfig(OneWayConfig):
     n_sparse: int = 256
     degree: int = 12
     components: int = 64
-    marginal_share: float = 0.45
+    marginal_share: float = 0.5
     anchor_weight: float = 0.0
     learning_rate: float = 0.1
     steps: int = 400
