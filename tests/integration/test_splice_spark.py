@@ -67,7 +67,7 @@ def test_splice_fit_report_lists_moment_release(spark, adult_sample_paths):
     harmonic = sum(1 / j for j in range(1, k + 1))
     assert moments.l2_sensitivity == pytest.approx(np.sqrt(L * harmonic), rel=1e-5)  # plus half a fixed-point unit per entry
     assert moments.sigma == pytest.approx(moments.l2_sensitivity / np.sqrt(2 * moments.rho), rel=1e-9)
-    rounds = 3 * (15 - 1)  # pair anchors (the default count): one selection and one 2-way release each
+    rounds = 5 * (15 - 1)  # pair anchors (the default count): one selection and one 2-way release each
     names = [e.name for e in report.entries]
     assert len(report.entries) == 2 * 15 + 1 + 2 * rounds  # the anchors (two stages each) + the moments + the pairs
     assert names.index("sliced-chebyshev-moments") == 2 * 15  # adaptive: measured after the anchors, before the pairs
