@@ -221,8 +221,9 @@ class SpliceEngine(Engine):
             oracle.prepare([*self.planned_queries(schema), plain])  # both in one scan
         first, second = stage_budgets(split_rho(rho_marginals, [1.0] * len(schema)), o.one_way_fine_share)
         stage_one = measure_stage_one(schema, oracle, first)
-        rho_moments, rho_pairs = self.moment_and_pair_rho(plain, rho_rest, rho_pairs, estimate_total(stage_one))
-        if estimate_total(stage_one) < o.min_moment_snr * gaussian_sigma(plain.l2_sensitivity, rho_moments):
+        rows = estimate_total(stage_one)  # DP
+        rho_moments, rho_pairs = self.moment_and_pair_rho(plain, rho_rest, rho_pairs, rows)
+        if rows < o.min_moment_snr * gaussian_sigma(plain.l2_sensitivity, rho_moments):
             _log.info("splice: too few rows (DP estimate) for the moments to rise above their noise; "
                       "the rest of the budget goes to the 1-way histograms")
             rest = split_rho(oracle.rho_remaining, [1.0] * len(schema))

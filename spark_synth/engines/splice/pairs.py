@@ -126,17 +126,18 @@ class PairMisfit:
         import torch
 
         self.stacked, self.quadrature = [], []  # (column, group map) in stacked order; term indices
-        offsets: dict = {}
+        offsets: dict = {}  # (column, grouping) -> its first row in the stack
+        width = 0
         rows, cols, targets, scales = [], [], [], []
         for index, ((a, b), maps, shares, scale) in enumerate(self.terms):
             if a in self.gaussian and b in self.gaussian:
                 self.quadrature.append(index)
                 continue
             starts = []
-            for j, groups, group_map in zip((a, b), pairs[index].groupings, maps):
+            for j, groups, group_map, size in zip((a, b), pairs[index].groupings, maps, shares.shape):
                 key = (j, None if groups is None else tuple(np.asarray(groups).tolist()))
                 if key not in offsets:
-                    offsets[key] = sum(self._width(m, jj) for jj, m in self.stacked)
+                    offsets[key], width = width, width + size
                     self.stacked.append((j, group_map))
                 starts.append(offsets[key])
             na, nb = shares.shape
@@ -148,12 +149,6 @@ class PairMisfit:
         self.rows, self.cols = as_index(rows), as_index(cols)
         self.targets = torch.cat(targets) if targets else torch.zeros(0, dtype=torch.float64, device=device)
         self.cell_scales = torch.as_tensor(np.concatenate(scales) if scales else np.zeros(0), dtype=torch.float64, device=device)
-
-    def _width(self, group_map, j: int) -> int:
-        """How many groups column j has under ``group_map`` (a block column: its inner edges + 1, + a null group)."""
-        if j in self.code_index:
-            return int(group_map.shape[1])
-        return int(group_map.numel()) + 1 + int(self.nullable[j])
 
     def group_map(self, schema: Schema, embedding, j: int, groups, device):
         """Column j's public merge (None: every code its own group) in the form :meth:`column_groups`
