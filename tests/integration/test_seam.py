@@ -138,7 +138,8 @@ def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_
     # histograms: one flat release per column, no null floor; SPLICE always measures its moments
     flat = {"one_way_fine_share": 1.0, "null_floor": 0.0}
     options = dict(recorded["options"], **flat, **({"moment_fraction_bits": 36, "learning_rate": 0.05, "min_moment_snr": 0.0,
-                                                    "marginal_share": 0.3, "pair_share": 0.0, "components": 32} if engine == "splice" else {}))
+                                                    "marginal_share": 0.3, "pair_share": 0.0, "components": 32,
+                                                    "fits": 1} if engine == "splice" else {}))
     synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=options).fit(read_input(spark, data), schema)
     assert next(replay, None) is None  # every recorded release was replayed, in order
     # the same split, to the last ulp or two: exact accounting (2baadfe) may leave "what is left" one ulp larger

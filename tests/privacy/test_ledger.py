@@ -119,11 +119,20 @@ def _two_fits_under_a_cap_for_one() -> list[str]:
 
 
 def test_concurrent_releases_near_the_cap_never_both_pass(store, prefix, monkeypatch):
-    """Worst interleaving, forced: both entries are recorded before either is verified."""
+    """Worst interleaving, forced: both entries are recorded before either is verified, and both
+    verifications read the ledger before either refusal marks its entry failed."""
     runs = _two_fits_under_a_cap_for_one()
-    barrier, verify = threading.Barrier(2, timeout=120), BudgetLedger._verify
+    barrier, read, verify = threading.Barrier(2, timeout=120), threading.Barrier(2, timeout=120), BudgetLedger._verify
 
     def racing_verify(self, mine):
+        entries = self.entries
+
+        def read_together():
+            listed = entries()
+            read.wait()
+            return listed
+
+        self.entries = read_together  # this ledger object only: the later reads below run unpatched
         barrier.wait()
         return verify(self, mine)
 

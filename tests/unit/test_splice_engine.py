@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from spark_synth.engines import IndependentEngine, SpliceEngine
+from spark_synth.engines.splice.engine import fit_seed, pool_fits
 from spark_synth.errors import ParameterError
 from spark_synth.queries import MomentQuery
 from spark_synth.schema import Column, ColumnType, Schema
@@ -66,10 +67,45 @@ def test_model_state_round_trip():
 
 
 @pytest.mark.parametrize("option, value", [("components", 0), ("degree", 0), ("marginal_share", 1.0), ("learning_rate", 0.0),
-                                           ("device", "tpu"), ("rows_public", -5), ("n_dense", -1), ("quantile_encoding", 1.5)])
+                                           ("device", "tpu"), ("rows_public", -5), ("n_dense", -1), ("quantile_encoding", 1.5),
+                                           ("fits", 0), ("fits", 1.5)])
 def test_bad_options_are_named(option, value):
     with pytest.raises(ParameterError, match=f"splice.{option}"):
         SpliceEngine(**{option: value})
+
+
+def test_pooled_fits_are_one_mixture_with_each_fit_weighted_equally():
+    rng = np.random.default_rng(3)
+    fits = []
+    for _ in range(3):
+        weights = rng.dirichlet(np.ones(2))
+        free, shared = rng.dirichlet(np.ones(4), 2), np.repeat(rng.dirichlet(np.ones(5))[None, :], 2, axis=0)
+        gaussian = (rng.normal(size=(2, 1)), rng.normal(size=(2, 1, 1)), rng.random((2, 1)))
+        fits.append((weights, [free, shared], gaussian))
+    weights, (free, shared), gaussian = pool_fits(fits, [False, True])
+    assert weights.shape == (6,) and weights.sum() == pytest.approx(1.0)
+    assert np.allclose(weights[2:4], fits[1][0] / 3) and np.array_equal(free[4:], fits[2][1][0])
+    # the pooled marginal of a free column is the fits' average marginal; a shared column is their average distribution
+    assert np.allclose(weights @ free, np.mean([w @ p[0] for w, p, _ in fits], axis=0))
+    assert np.allclose(shared, np.mean([p[1][0] for _, p, _ in fits], axis=0)[None, :].repeat(6, axis=0))
+    assert all(np.array_equal(g[2:4], fits[1][2][i]) and g.shape[0] == 6 for i, g in enumerate(gaussian))
+    assert pool_fits(fits[:1], [False, True]) is fits[0]
+
+
+def test_the_first_pooled_fit_is_the_single_fit():
+    frame = _data(800)
+    options = dict(components=3, n_dense=4, n_sparse=8, steps=30, rake_sweeps=0)
+    single = exact_fit(SpliceEngine(**options, fits=1), SCHEMA, frame)
+    pooled = exact_fit(SpliceEngine(**options, fits=3), SCHEMA, frame)
+    assert len(pooled.weights) == 9 and pooled.weights.sum() == pytest.approx(1.0)
+    assert np.allclose(3 * pooled.weights[:3], single.weights)
+    assert all(np.array_equal(p[:3], q) for p, q in zip(pooled.probabilities, single.probabilities))
+    assert np.array_equal(pooled.gaussian.mean[:3], single.gaussian.mean)
+    curves = pooled.loss_curves()
+    assert curves["match_loss"] == single.loss_curves()["match_loss"]
+    assert set(curves) == {"match_loss", "match_loss_2", "match_loss_3"} and curves["match_loss_2"] != curves["match_loss"]
+    assert not np.allclose(pooled.weights[3:6], pooled.weights[:3])  # other initialisations: other fits
+    assert fit_seed(7, 0) == 7 and len({fit_seed(7, i) for i in range(5)}) == 5 and fit_seed(7, 1) != fit_seed(8, 1)
 
 
 def test_raking_matches_anchors_and_keeps_dependence():

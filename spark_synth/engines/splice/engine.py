@@ -25,6 +25,8 @@ FIT     a mixture of ``components`` product distributions, by Adam (cosine sched
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -93,12 +95,13 @@ class SpliceConfig(OneWayConfig):
     pair_weight: float = 0.1
     spread_weight: float = 0.01
     max_component_codes: int = 128
+    fits: int = 3
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
                           ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2),
-                          ("pair_count", 0), ("max_component_codes", 1)):
+                          ("pair_count", 0), ("max_component_codes", 1), ("fits", 1)):
             value = getattr(self, name)
             if name in ("moment_fraction_bits", "pair_count") and value is None:
                 continue
@@ -261,7 +264,7 @@ class SpliceEngine(Engine):
         rounds = min(len(candidates), self.pair_rounds(schema))
         if rounds == 0:
             return []
-        first = self.fit_measurements(schema, released)
+        first = self.fit_measurements(schema, released, fits=1)  # scores only: one fit is enough
         queries = list(candidates)
         answers = model_tables(first, queries, schema, first.estimated_rows, np.random.default_rng(o.fit_seed))
         select_rho, measure_rho = split_rho(rho / rounds, [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE])
@@ -326,9 +329,11 @@ class SpliceEngine(Engine):
         return rows, (one_way_distributions(schema, releases, rows, o.null_floor) if have_marginals else None)
 
     # ---- FIT ---------------------------------------------------------------------------
-    def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement]) -> SpliceModel:
-        """Match a mixture to the noisy measurements (post-processing)."""
+    def fit_measurements(self, schema: Schema, measurements: Sequence[NoisyMeasurement], *, fits: int | None = None) -> SpliceModel:
+        """Match a mixture to the noisy measurements (post-processing): ``fits`` (default the option)
+        Matches from different seeds, pooled into one mixture (:func:`pool_fits`), then raked."""
         o = self.options
+        fits = o.fits if fits is None else fits
         by_name = {m.name: m for m in measurements}
         rows, anchors = self._anchors(schema, measurements)
         if MOMENTS not in by_name:
@@ -346,11 +351,19 @@ class SpliceEngine(Engine):
         torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
         try:
             pairs = pair_targets(schema, measurements, rows)
-            weights, probabilities, gaussian, history = _match(schema, embedding, directions, supports, target, anchors,
-                                                               numeric, o, pairs, float(by_name[MOMENTS].sigma) / rows)
+
+            def one_fit(i: int):
+                return _match(schema, embedding, directions, supports, target, anchors, numeric, o, pairs,
+                              float(by_name[MOMENTS].sigma) / rows, seed=fit_seed(o.fit_seed, i),
+                              label=f"splice Match, fit {i + 1}/{fits}" if fits > 1 else "splice Match")
+
+            with ThreadPoolExecutor(max_workers=parallel_fits(fits, o.cpu_threads)) as pool:
+                results = list(pool.map(one_fit, range(fits)))
         finally:
             torch.set_num_threads(threads)
         code_columns = [j for j in range(len(schema)) if j not in numeric]
+        shared = shared_columns(schema, numeric, o.max_component_codes)
+        weights, probabilities, gaussian = pool_fits([r[:3] for r in results], [j in shared for j in code_columns])
         if anchors is not None and o.rake_sweeps > 0:
             weights, probabilities = rake_to_marginals(weights, probabilities, [anchors[j] for j in code_columns], o.rake_sweeps)
         block = None
@@ -363,7 +376,40 @@ class SpliceEngine(Engine):
                                   edges=tuple(embedding.value_edges(j) for j in numeric), calibration=calibration,
                                   null_share=null_share)
         model = SpliceModel(weights, probabilities, estimated_rows=rows, gaussian=block)
-        return model.record_loss_curves({"match_loss": history})
+        return model.record_loss_curves({"match_loss" if i == 0 else f"match_loss_{i + 1}": r[3] for i, r in enumerate(results)})
+
+
+def fit_seed(seed: int, i: int) -> int:
+    """The initialisation seed of pooled fit ``i`` (public): ``seed`` itself for the first fit, so one
+    fit is the single fit of before; the others drawn from ``SeedSequence((seed, i))``."""
+    return seed if i == 0 else int(np.random.SeedSequence((seed, i)).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+def parallel_fits(fits: int, cpu_threads: int) -> int:
+    """How many pooled fits run at once: as many as the CPUs hold at ``cpu_threads`` PyTorch threads each."""
+    return max(1, min(fits, (os.cpu_count() or 1) // max(1, cpu_threads)))
+
+
+def pool_fits(fits: Sequence[tuple], shared: Sequence[bool]):
+    """One mixture from several fitted ones, each given weight 1/len(fits): components concatenated, the
+    weights scaled; a ``shared`` code column (one distribution for every component) gets the fits'
+    average distribution. Each fit is (weights (K,), probabilities per code column (K, size), Gaussian
+    (mean, factor, diag) or None)."""
+    n = len(fits)
+    if n == 1:
+        return fits[0]
+    weights = np.concatenate([np.asarray(w, dtype=np.float64) for w, _, _ in fits]) / n
+    probabilities = []
+    for c, is_shared in enumerate(shared):
+        tables = [np.asarray(p[c], dtype=np.float64) for _, p, _ in fits]
+        if is_shared:
+            probabilities.append(np.broadcast_to(np.mean([t[0] for t in tables], axis=0), (len(weights), tables[0].shape[1])).copy())
+        else:
+            probabilities.append(np.concatenate(tables, axis=0))
+    gaussian = None
+    if fits[0][2] is not None:
+        gaussian = tuple(np.concatenate([g[part] for _, _, g in fits], axis=0) for part in range(3))
+    return weights, probabilities, gaussian
 
 
 def rake_to_marginals(weights: np.ndarray, probabilities: list[np.ndarray], anchors: list[np.ndarray], sweeps: int):
@@ -461,16 +507,17 @@ def cosine_rate(step: int, steps: int, rate: float, floor: float) -> float:
 
 
 def _match(schema, embedding, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig,
-           pairs=(), moment_sigma: float = 1.0):
-    """Adam on the SPLICE loss; returns mixture weights, per code-modelled column (K, size)
-    probabilities, and the Gaussian block's (mean, factor, diag) or None."""
+           pairs=(), moment_sigma: float = 1.0, *, seed: int, label: str = "splice Match"):
+    """Adam on the SPLICE loss from an initialisation drawn with ``seed``; returns mixture weights, per
+    code-modelled column (K, size) probabilities, the Gaussian block's (mean, factor, diag) or None, and
+    the loss history. Progress is logged under ``label``."""
     import torch
 
     from .closed_form import GaussianParameters
 
     device = _device(o.device)
     operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
-    generator = torch.Generator(device="cpu").manual_seed(o.fit_seed)
+    generator = torch.Generator(device="cpu").manual_seed(seed)
     start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
     shared = shared_columns(schema, numeric, o.max_component_codes)
     logits = [  # a shared column: one row of logits for every component
@@ -542,15 +589,15 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
         value = float(loss.detach())
         history.append(value)
         if (step + 1) % report_every == 0:
-            _log.info("splice Match: step %d/%d, loss %.6g", step + 1, o.steps, value)
+            _log.info("%s: step %d/%d, loss %.6g", label, step + 1, o.steps, value)
         if value < best * (1 - 1e-4):
             best, stale = value, 0
             best_state = theta.detach().clone()  # as before: the parameters just after this step's update
         else:
             stale += 1
             if stale >= o.patience:
-                _log.info("splice Match: stopped at step %d/%d (no improvement for %d steps), best loss %.6g",
-                          step + 1, o.steps, o.patience, best)
+                _log.info("%s: stopped at step %d/%d (no improvement for %d steps), best loss %.6g",
+                          label, step + 1, o.steps, o.patience, best)
                 break
     weight_logits, *rest = unpack(best_state)
     weights = torch.softmax(weight_logits, 0).cpu().numpy()
