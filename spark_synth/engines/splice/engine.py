@@ -95,7 +95,7 @@ class SpliceConfig(OneWayConfig):
     pair_weight: float = 0.1
     spread_weight: float = 0.01
     max_component_codes: int = 128
-    fits: int = 3
+    fits: int = 2
 
     def __post_init__(self) -> None:
         super().__post_init__()
