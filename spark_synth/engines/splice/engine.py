@@ -19,7 +19,8 @@ FIT     a mixture of ``components`` product distributions, by Adam (cosine sched
         where m̃ = noisy sums / noisy row count and p̃_c the DP 1-way marginals. Each component is a
         product of per-column distributions over public codes (``numeric_model="histogram"``), or of
         those for categorical/nullable columns and one Gaussian N(μ, UUᵀ + diag(D)) of rank ``rank``
-        over the non-nullable numeric columns (``numeric_model="gaussian"``).
+        over the non-nullable numeric columns (``numeric_model="gaussian"``). The final Match runs
+        ``fits`` times from different seeds and the mixtures are pooled (:func:`pool_fits`).
 """
 
 from __future__ import annotations
