@@ -29,7 +29,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -346,16 +346,17 @@ class SpliceEngine(Engine):
         target = by_name[MOMENTS].values * np.sqrt(np.arange(1, degree + 1)) / rows  # noisy m̃[l, j]
         directions, supports = make_directions(schema, o.n_dense, o.n_sparse, o.direction_seed)
         numeric = gaussian_columns(schema, o.numeric_model, anchors, o.max_null_share)
+        shared = shared_columns(schema, numeric, o.max_component_codes)
         import torch
 
         threads = torch.get_num_threads()
         torch.set_num_threads(o.cpu_threads)  # small tensors: one thread beats two on a busy machine
         try:
-            pairs = pair_targets(schema, measurements, rows)
+            terms = match_terms(schema, embedding, directions, supports, anchors, numeric, shared, o,
+                                pair_targets(schema, measurements, rows), float(by_name[MOMENTS].sigma) / rows)
 
             def one_fit(i: int):
-                return _match(schema, embedding, directions, supports, target, anchors, numeric, o, pairs,
-                              float(by_name[MOMENTS].sigma) / rows, seed=fit_seed(o.fit_seed, i),
+                return _match(schema, embedding, target, anchors, numeric, shared, o, terms, seed=fit_seed(o.fit_seed, i),
                               label=f"splice Match, fit {i + 1}/{fits}" if fits > 1 else "splice Match")
 
             with ThreadPoolExecutor(max_workers=parallel_fits(fits, o.cpu_threads)) as pool:
@@ -363,7 +364,6 @@ class SpliceEngine(Engine):
         finally:
             torch.set_num_threads(threads)
         code_columns = [j for j in range(len(schema)) if j not in numeric]
-        shared = shared_columns(schema, numeric, o.max_component_codes)
         weights, probabilities, gaussian = pool_fits([r[:3] for r in results], [j in shared for j in code_columns])
         if anchors is not None and o.rake_sweeps > 0:
             weights, probabilities = rake_to_marginals(weights, probabilities, [anchors[j] for j in code_columns], o.rake_sweeps)
@@ -404,7 +404,7 @@ def pool_fits(fits: Sequence[tuple], shared: Sequence[bool]):
     for c, is_shared in enumerate(shared):
         tables = [np.asarray(p[c], dtype=np.float64) for _, p, _ in fits]
         if is_shared:
-            probabilities.append(np.broadcast_to(np.mean([t[0] for t in tables], axis=0), (len(weights), tables[0].shape[1])).copy())
+            probabilities.append(np.tile(np.mean([t[0] for t in tables], axis=0), (len(weights), 1)))
         else:
             probabilities.append(np.concatenate(tables, axis=0))
     gaussian = None
@@ -507,20 +507,48 @@ def cosine_rate(step: int, steps: int, rate: float, floor: float) -> float:
     return floor + (rate - floor) * (1 + math.cos(math.pi * step / steps)) / 2
 
 
-def _match(schema, embedding, directions, supports, target, anchors, numeric: tuple[int, ...], o: SpliceConfig,
-           pairs=(), moment_sigma: float = 1.0, *, seed: int, label: str = "splice Match"):
-    """Adam on the SPLICE loss from an initialisation drawn with ``seed``; returns mixture weights, per
-    code-modelled column (K, size) probabilities, the Gaussian block's (mean, factor, diag) or None, and
-    the loss history. Progress is logged under ``label``."""
+class MatchTerms(NamedTuple):
+    """The final Match's loss terms, built once from the releases and public inputs and shared,
+    read-only, by every pooled fit: the moment operator, the pair anchors' misfit and the
+    component-spread prior (None when off)."""
+
+    device: object
+    operator: object
+    misfit: PairMisfit | None
+    spread: ComponentSpread | None
+
+
+def match_terms(schema, embedding, directions, supports, anchors, numeric: tuple[int, ...], shared: frozenset[int],
+                o: SpliceConfig, pairs=(), moment_sigma: float = 1.0) -> MatchTerms:
+    """:class:`MatchTerms` for these releases: the pair anchors weighted as a Gaussian likelihood on
+    the moments' scale (``moment_sigma`` their noise per unit row), the spread prior on the pair
+    anchors' scale (σ̄ their mean noise σ)."""
+    device = _device(o.device)
+    operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
+    misfit = PairMisfit(schema, embedding, numeric, {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0
+                                                     for j in numeric}, pairs, o.pair_weight * moment_sigma ** 2 / len(directions),
+                        device) if pairs else None
+    spread = None
+    if pairs and o.spread_weight > 0:  # a shared column has one distribution for every component: no spread
+        spread = ComponentSpread(misfit, schema, embedding, [j for j in range(len(schema)) if j not in shared],
+                                 coarse_groupings(schema, o.pair_groups),
+                                 o.spread_weight * o.pair_weight * moment_sigma ** 2 / len(directions)
+                                 / float(np.mean([p.sigma ** 2 for p in pairs])), device)
+    return MatchTerms(device, operator, misfit, spread)
+
+
+def _match(schema, embedding, target, anchors, numeric: tuple[int, ...], shared: frozenset[int], o: SpliceConfig,
+           terms: MatchTerms, *, seed: int, label: str = "splice Match"):
+    """Adam on the SPLICE loss (``terms``) from an initialisation drawn with ``seed``; returns mixture
+    weights, per code-modelled column (K, size) probabilities, the Gaussian block's (mean, factor,
+    diag) or None, and the loss history. Progress is logged under ``label``."""
     import torch
 
     from .closed_form import GaussianParameters
 
-    device = _device(o.device)
-    operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
+    device, operator, misfit, spread = terms
     generator = torch.Generator(device="cpu").manual_seed(seed)
     start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
-    shared = shared_columns(schema, numeric, o.max_component_codes)
     logits = [  # a shared column: one row of logits for every component
         torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3)[None, :] if j in shared else
         torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
@@ -549,18 +577,6 @@ def _match(schema, embedding, directions, supports, target, anchors, numeric: tu
     j_weights = 1.0 / torch.arange(1, o.degree + 1, dtype=torch.float64, device=device) ** 2
     code_anchors = [a for j, a in enumerate(anchors) if j not in numeric] if anchors else None
     anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in code_anchors] if code_anchors else None
-
-    # the pair anchors' squared misfit, each table weighted as a Gaussian likelihood on the moments' scale
-    misfit = PairMisfit(schema, embedding, numeric, {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0
-                                                     for j in numeric}, pairs, o.pair_weight * moment_sigma ** 2 / len(directions),
-                        device) if pairs else None
-    spread = None  # the component-spread prior, on the pair anchors' scale (σ̄ their mean noise σ)
-    if pairs and o.spread_weight > 0:
-        shared = shared_columns(schema, numeric, o.max_component_codes)  # one distribution for every component: no spread
-        spread = ComponentSpread(misfit, schema, embedding, [j for j in range(len(schema)) if j not in shared],
-                                 coarse_groupings(schema, o.pair_groups),
-                                 o.spread_weight * o.pair_weight * moment_sigma ** 2 / len(directions)
-                                 / float(np.mean([p.sigma ** 2 for p in pairs])), device)
 
     def gaussian_parameters(raw):
         return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
