@@ -40,6 +40,42 @@ def coarse_groupings(schema: Schema, max_groups: int) -> list[tuple[int, ...] | 
     return out
 
 
+def merge_sparse_groups(schema: Schema, groupings, distributions, min_share: float) -> list[tuple[int, ...] | None]:
+    """``groupings`` (None: every code its own group) with the groups that hold less than
+    ``min_share`` under ``distributions`` (per column, a distribution over its codes — DP 1-way
+    releases, so the merge is post-processing) merged away, as MST compresses its domains: in an
+    ordered column a run of such groups joins the next group that holds more (the last run joins
+    the one before, and when none holds enough, all values are one group; the null code stays a
+    group of its own); in a categorical column they become one group together. A column with
+    nothing to merge keeps its grouping."""
+    out = []
+    for column, grouping, shares in zip(schema, groupings, distributions):
+        codes = np.arange(column.size) if grouping is None else np.asarray(grouping)
+        shares = np.clip(np.asarray(shares, dtype=np.float64), 0.0, None)
+        shares = shares / shares.sum() if shares.sum() > 0 else np.full(column.size, 1.0 / column.size)
+        held = np.bincount(codes, weights=shares, minlength=int(codes.max()) + 1)
+        ordered = ordered_codes(column)
+        groups = np.arange(len(held))
+        if ordered:
+            values = np.unique(codes[:ordered])  # the ordered groups, in order (the null group, if any, after them)
+            big = [g for g in values if held[g] >= min_share] or [values[-1]]  # none holds enough: all in one
+            if len(big) == len(values):
+                out.append(grouping)
+                continue
+            for g in values:  # each small group joins the next big one, or the last big one at the end
+                later = [b for b in big if b >= g]
+                groups[g] = later[0] if later else big[-1]
+        else:
+            small = np.flatnonzero(held < min_share)
+            if len(small) < 2:
+                out.append(grouping)
+                continue
+            groups[small] = small[0]
+        merged = np.unique(groups, return_inverse=True)[1][codes]
+        out.append(tuple(int(g) for g in merged))
+    return out
+
+
 def ordered_codes(column) -> int:
     """How many of the column's codes are ordered values (all but the null code of a numeric or
     ordinal column; 0 for a categorical one)."""

@@ -144,7 +144,33 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
     assert ("a", "b") not in names and ("a", "c") in names and ("b", "c") in names
 
 
+def test_sparse_grouping_merges_what_the_pair_noise_swamps_from_the_released_anchors():
+    from spark_synth.engines.groupings import coarse_groupings, merge_sparse_groups
+    from spark_synth.engines.splice.engine import SPARSE_SIGMAS
+
+    frame = _data(3000)
+    engine = SpliceEngine(components=2, n_dense=2, n_sparse=4, steps=5, pair_groups=16)
+    assert engine.options.pair_grouping == "sparse"
+    released = [m for m in engine.measure(SCHEMA, ExactOracle(frame, SCHEMA)) if m.query.kind == "marginal" and len(m.columns) == 1]
+    rows, anchors = engine._anchors(SCHEMA, released)
+    sigma = 20.0
+    sparse = {q.columns: q for q in engine.pair_candidates(SCHEMA, released, sigma)}
+    width = {q.columns: q for q in SpliceEngine(**{**vars(engine.options), "pair_grouping": "width"}).pair_candidates(SCHEMA, released, sigma)}
+    expected = merge_sparse_groups(SCHEMA, coarse_groupings(SCHEMA, 16), anchors, SPARSE_SIGMAS * sigma / rows)  # DP releases only
+    assert sparse[("level", "years")].groupings == (expected[0], expected[1])
+    assert width[("level", "years")].groupings == (None, coarse_groupings(SCHEMA, 16)[1])
+    # years holds 24 of its 80 values, in 8 of its 16 public ranges: the empty ranges are merged away
+    assert max(expected[1]) + 1 < max(coarse_groupings(SCHEMA, 16)[1]) + 1
+    held = np.bincount(np.asarray(expected[1]), weights=anchors[1]) / anchors[1].sum()
+    assert held.min() >= SPARSE_SIGMAS * sigma / rows
+    # a column whose values all fall in one group gets no pair: its table would be a 1-way one
+    flat = merge_sparse_groups(SCHEMA, coarse_groupings(SCHEMA, 16), anchors, 0.9)
+    assert len(set(flat[1])) == 1
+    assert not [q for q in engine.pair_candidates(SCHEMA, released, 0.9 * rows / SPARSE_SIGMAS) if "years" in q.columns]
+
+
 @pytest.mark.parametrize("options, name", [
+    ({"pair_grouping": "quantile"}, "splice.pair_grouping"),
     ({"pair_share": 0.5}, "splice.pair_share"),  # with marginal_share 0.5: no budget left for the moments
     ({"pair_share": -0.1}, "splice.pair_share"),
     ({"marginal_share": 0.0, "quantile_encoding": 0.0, "rows_public": 100, "pair_share": 0.25}, "splice.pair_share"),  # not silently ignored
@@ -329,6 +355,25 @@ def test_pair_misfit_batched_equals_sum_of_per_pair_misfits(rank):
                      for i, p in enumerate(pairs))
     assert one_by_one > 0.1
     assert float(misfit(weights, probs, block)) == pytest.approx(one_by_one, rel=1e-12)
+
+
+def test_a_block_column_merged_into_one_value_group_keeps_its_group_and_null_group():
+    """A sparse merge can leave a Gaussian-block column one value group (no inner edge): its group
+    probabilities are then 1 − null share and the null share, not an empty table."""
+    import torch
+
+    from spark_synth.engines.splice.pairs import PairMisfit, PairTarget
+    from spark_synth.schema.embedding import Embedding
+
+    weights, probs, block = _mixed_mixture(3, 4, 1)
+    one = (0,) * 8 + (1,)  # w: 8 bins in one group, then its null code
+    pair = PairTarget((0, 3), (None, one), np.full((3, 2), 1 / 6), 1.0)
+    misfit = PairMisfit(MIXED, Embedding(MIXED), (2, 3), {2: 0.0, 3: 0.05}, [pair], 1.0, torch.device("cpu"))
+    groups = misfit.column_groups(3, misfit.stacked[1][1], probs, block)
+    assert tuple(groups.shape) == (4, 2)
+    assert torch.allclose(groups, torch.tensor([[0.95, 0.05]] * 4, dtype=torch.float64))
+    table = misfit.table(0, weights, probs, block)
+    assert torch.allclose(table.sum(0), torch.tensor([0.95, 0.05], dtype=torch.float64))
 
 
 def test_component_spread_removes_dependence_no_release_calls_for():

@@ -40,7 +40,7 @@ from ...queries import MAX_FRACTION_BITS, MarginalQuery, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
-from ..groupings import cells, coarse_groupings
+from ..groupings import cells, coarse_groupings, merge_sparse_groups
 from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries,
                        one_way_releases, stage_budgets)
 from ..postprocess import estimate_total
@@ -60,6 +60,8 @@ MOMENT_SNR_KEEP = 1.5
 #: Pair anchors per column when ``pair_count`` is null: PAIR_ROUNDS_PER_COLUMN · (columns − 1).
 PAIR_ROUNDS_PER_COLUMN = 5
 NUMERIC_MODELS = ("histogram", "gaussian")
+#: A pair table's group holding fewer DP rows than this many times a pair cell's noise σ is merged away (as MST's 3σ).
+SPARSE_SIGMAS = 3.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +95,7 @@ class SpliceConfig(OneWayConfig):
     pair_share: float | None = None  # None: PAIR_SHARE, less what the moments need (SpliceEngine.moment_and_pair_rho)
     pair_count: int | None = None  # None: 5·(columns − 1)
     pair_groups: int = 16
+    pair_grouping: str = "sparse"
     pair_weight: float = 0.1
     spread_weight: float = 0.01
     max_component_codes: int = 128
@@ -145,6 +148,8 @@ class SpliceConfig(OneWayConfig):
             raise ParameterError("splice.min_moment_snr", "a finite number >= 0 (0: always measure the moments)", self.min_moment_snr)
         if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
             raise ParameterError("splice.max_null_share", "a number in [0, 1)", self.max_null_share)
+        if self.pair_grouping not in ("width", "sparse"):
+            raise ParameterError("splice.pair_grouping", "one of ['width', 'sparse']", self.pair_grouping)
         if self.numeric_model not in NUMERIC_MODELS:
             raise ParameterError("splice.numeric_model", f"one of {list(NUMERIC_MODELS)}", self.numeric_model)
 
@@ -234,7 +239,8 @@ class SpliceEngine(Engine):
             return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
         released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
         moments = self.moment_query(schema, released) if adaptive else plain
-        candidates = self.pair_candidates(schema, released) if rho_pairs > 0 else []
+        cell_sigma = gaussian_sigma(1.0, rho_pairs / max(1, self.pair_rounds(schema)) * (1 - PAIR_SELECT_SHARE)) if rho_pairs > 0 else None
+        candidates = self.pair_candidates(schema, released, cell_sigma) if rho_pairs > 0 else []
         if not candidates:  # no pair to measure: the moments take the pairs' share too
             rho_moments, rho_pairs = oracle.rho_remaining, 0.0
         else:
@@ -244,16 +250,24 @@ class SpliceEngine(Engine):
             released.extend(self.measure_pairs(schema, oracle, released, candidates, rho_pairs))
         return released
 
-    def pair_candidates(self, schema: Schema, released: Sequence[NoisyMeasurement]) -> list[MarginalQuery]:
-        """Candidate pair anchors (public groupings; which columns the Gaussian block takes is decided
-        from the DP 1-way releases) with at most ``PAIR_MAX_CELLS`` cells each."""
+    def pair_candidates(self, schema: Schema, released: Sequence[NoisyMeasurement], cell_sigma: float | None = None) -> list[MarginalQuery]:
+        """Candidate pair anchors with at most ``PAIR_MAX_CELLS`` cells each, over public groupings
+        (``pair_groups`` ranges) from which, with ``pair_grouping="sparse"`` and a pair cell's noise
+        ``cell_sigma``, the groups holding fewer than ``SPARSE_SIGMAS`` × ``cell_sigma`` DP rows are
+        merged away (:func:`~..groupings.merge_sparse_groups`); a column left with one value group
+        gets no pair. The Gaussian block's columns and the merges are decided from the DP 1-way
+        releases in ``released`` (post-processing)."""
         o = self.options
-        _, anchors = self._anchors(schema, released)
+        rows, anchors = self._anchors(schema, released)
         groupings = coarse_groupings(schema, o.pair_groups)
+        if o.pair_grouping == "sparse" and cell_sigma is not None and rows > 0:  # DP releases only: post-processing
+            groupings = merge_sparse_groups(schema, groupings, anchors, SPARSE_SIGMAS * cell_sigma / rows)
         gaussian = gaussian_columns(schema, o.numeric_model, anchors, o.max_null_share)
         shared = shared_columns(schema, gaussian, o.max_component_codes)  # independent in the model: no pair fits
+        flat = {j for j, (c, g) in enumerate(zip(schema, groupings))  # every value in one group: the table is a 1-way one
+                if g is not None and len(set(g[: c.n_values])) < 2}
         return [pair_query(schema, pair, groupings) for pair in candidate_pairs(schema, gaussian, o.rank)
-                if cells(schema, pair, groupings) <= PAIR_MAX_CELLS and not shared.intersection(pair)]
+                if cells(schema, pair, groupings) <= PAIR_MAX_CELLS and not shared.intersection(pair) and not flat.intersection(pair)]
 
     def measure_pairs(self, schema: Schema, oracle: MeasurementOracle, released: list[NoisyMeasurement],
                       candidates: list[MarginalQuery], rho: float) -> list[NoisyMeasurement]:

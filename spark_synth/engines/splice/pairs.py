@@ -178,7 +178,7 @@ class PairMisfit:
         else:
             std = torch.sqrt(block.diag[:, i, None] + (factor ** 2).sum(-1, keepdim=True))
         cdf = torch.special.ndtr((edges[None, None, :] - mean[..., None]) / std[..., None])  # (K, Q, edges)
-        ones = torch.ones_like(cdf[..., :1])
+        ones = cdf.new_ones((*cdf.shape[:-1], 1))  # (not ones_like(cdf[..., :1]): with no inner edge cdf is empty)
         bins = torch.diff(torch.cat([0 * ones, cdf, ones], -1), dim=-1) * (1 - self.null_shares[j])
         if self.nullable[j]:
             bins = torch.cat([bins, self.null_shares[j] * ones], -1)
