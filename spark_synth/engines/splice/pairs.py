@@ -6,9 +6,10 @@ a mixture of as many products fitted to the rows by EM reaches 0.024, and the wo
 (education × education-num, one a function of the other) stayed at 0.78, as if independent
 (docs/splice.md, "Pair anchors"). So a first Match on the moments (post-processing) answers every
 candidate pair's 2-way table (numeric and ordinal columns merged into at most ``pair_groups``
-public ranges); in each of ``pair_count`` rounds the exponential mechanism picks the table the
-model misses most, less its expected noise (AIM's score); the chosen tables are measured with the
-rest of the share ``pair_share`` of ρ, and the final Match fits the moments and these tables together.
+public ranges, then groups holding fewer DP rows than the pair noise allows merged away); in each
+of ``pair_count`` rounds the exponential mechanism picks the table the model misses most, less its
+expected noise (AIM's score); the chosen tables are measured with the rest of the share
+``pair_share`` of ρ, and the final Match fits the moments and these tables together.
 """
 
 from __future__ import annotations
