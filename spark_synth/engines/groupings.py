@@ -58,13 +58,13 @@ def merge_sparse_groups(schema: Schema, groupings, distributions, min_share: flo
         groups = np.arange(len(held))
         if ordered:
             values = np.unique(codes[:ordered])  # the ordered groups, in order (the null group, if any, after them)
-            big = [g for g in values if held[g] >= min_share] or [values[-1]]  # none holds enough: all in one
+            big = values[held[values] >= min_share]
+            big = big if len(big) else values[-1:]  # none holds enough: all in one
             if len(big) == len(values):
                 out.append(grouping)
                 continue
-            for g in values:  # each small group joins the next big one, or the last big one at the end
-                later = [b for b in big if b >= g]
-                groups[g] = later[0] if later else big[-1]
+            # each small group joins the next big one, or the last big one at the end
+            groups[values] = big[np.minimum(np.searchsorted(big, values), len(big) - 1)]
         else:
             small = np.flatnonzero(held < min_share)
             if len(small) < 2:

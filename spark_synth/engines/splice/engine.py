@@ -239,7 +239,8 @@ class SpliceEngine(Engine):
             return [*stage_one, *measure_stage_two(schema, oracle, stage_one, rest, o)]
         released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
         moments = self.moment_query(schema, released) if adaptive else plain
-        cell_sigma = gaussian_sigma(1.0, rho_pairs / max(1, self.pair_rounds(schema)) * (1 - PAIR_SELECT_SHARE)) if rho_pairs > 0 else None
+        # a pair cell's noise at the planned rounds (at least the rounds run: σ no smaller than theirs)
+        cell_sigma = gaussian_sigma(1.0, pair_round_rho(rho_pairs, self.pair_rounds(schema))[1]) if rho_pairs > 0 else None
         candidates = self.pair_candidates(schema, released, cell_sigma) if rho_pairs > 0 else []
         if not candidates:  # no pair to measure: the moments take the pairs' share too
             rho_moments, rho_pairs = oracle.rho_remaining, 0.0
@@ -282,7 +283,7 @@ class SpliceEngine(Engine):
         first = self.fit_measurements(schema, released, fits=1)  # scores only: one fit is enough
         queries = list(candidates)
         answers = model_tables(first, queries, schema, first.estimated_rows, np.random.default_rng(o.fit_seed))
-        select_rho, measure_rho = split_rho(rho / rounds, [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE])
+        select_rho, measure_rho = pair_round_rho(rho, rounds)
         expected_noise = [math.sqrt(2 / math.pi) * gaussian_sigma(1.0, measure_rho) * a.size for a in answers]
         chosen = []
         for _ in range(rounds):
@@ -392,6 +393,11 @@ class SpliceEngine(Engine):
                                   null_share=null_share)
         model = SpliceModel(weights, probabilities, estimated_rows=rows, gaussian=block)
         return model.record_loss_curves({"match_loss" if i == 0 else f"match_loss_{i + 1}": r[3] for i, r in enumerate(results)})
+
+
+def pair_round_rho(rho: float, rounds: int) -> tuple[float, float]:
+    """(selection ρ, measurement ρ) of one of ``rounds`` pair rounds sharing ``rho`` (public)."""
+    return tuple(split_rho(rho / max(1, rounds), [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE]))
 
 
 def fit_seed(seed: int, i: int) -> int:
