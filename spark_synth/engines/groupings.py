@@ -40,17 +40,14 @@ def coarse_groupings(schema: Schema, max_groups: int) -> list[tuple[int, ...] | 
     return out
 
 
-def merge_sparse_groups(schema: Schema, groupings, distributions, min_share: float,
-                        categorical_min_share: float | None = None) -> list[tuple[int, ...] | None]:
+def merge_sparse_groups(schema: Schema, groupings, distributions, min_share: float) -> list[tuple[int, ...] | None]:
     """``groupings`` (None: every code its own group) with the groups that hold less than
     ``min_share`` under ``distributions`` (per column, a distribution over its codes — DP 1-way
     releases, so the merge is post-processing) merged away, as MST compresses its domains: in an
     ordered column a run of such groups joins the next group that holds more (the last run joins
     the one before, and when none holds enough, all values are one group; the null code stays a
-    group of its own); in a categorical column the codes holding less than
-    ``categorical_min_share`` (default ``min_share``) become one group together. A column with
+    group of its own); in a categorical column they become one group together. A column with
     nothing to merge keeps its grouping."""
-    categorical_min_share = min_share if categorical_min_share is None else categorical_min_share
     out = []
     for column, grouping, shares in zip(schema, groupings, distributions):
         codes = np.arange(column.size) if grouping is None else np.asarray(grouping)
@@ -69,7 +66,7 @@ def merge_sparse_groups(schema: Schema, groupings, distributions, min_share: flo
             # each small group joins the next big one, or the last big one at the end
             groups[values] = big[np.minimum(np.searchsorted(big, values), len(big) - 1)]
         else:
-            small = np.flatnonzero(held < categorical_min_share)
+            small = np.flatnonzero(held < min_share)
             if len(small) < 2:
                 out.append(grouping)
                 continue

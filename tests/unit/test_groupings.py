@@ -31,18 +31,3 @@ def test_sparse_groups_merge_into_their_next_neighbour_and_rare_categories_into_
     assert merged[1] == (0, 1, 1)  # the two rare colours become one group
     assert merged[2] is None  # nothing to merge: unchanged
     assert merge_sparse_groups(SCHEMA, width, [np.full(21, 1 / 21), np.array([0.9, 0.06, 0.04]), size], 0.05) == [width[0], None, None]
-
-
-def test_categorical_codes_have_their_own_threshold_ordered_ranges_merge_at_the_main_one():
-    rate = np.zeros(21)
-    rate[0:5], rate[5:10], rate[10:20] = 0.06 / 5, 0.14 / 5, 0.8 / 10  # rate's four ranges hold 0.06, 0.14, 0.4, 0.4
-    colour = np.array([0.8, 0.06, 0.14])
-    size = np.array([0.25, 0.25, 0.25, 0.25])
-    width = coarse_groupings(SCHEMA, 4)
-    merged = merge_sparse_groups(SCHEMA, width, [rate, colour, size], 0.1, 0.05)
-    assert _ranges(merged[0][:-1]) == [list(range(0, 10)), list(range(10, 15)), list(range(15, 20))]  # 0.06 < 0.1 joins the next
-    assert merged[1] is None  # every colour holds at least 0.05: nothing merged
-    coarser = merge_sparse_groups(SCHEMA, width, [rate, colour, size], 0.1, 0.15)
-    assert coarser[0] == merged[0] and coarser[1] == (0, 1, 1)  # the two rarer colours become one; rate as before
-    assert merge_sparse_groups(SCHEMA, width, [rate, colour, size], 0.15)[1] == (0, 1, 1)  # the main threshold by default
-    assert merge_sparse_groups(SCHEMA, width, [rate, colour, size], 0.1) == merge_sparse_groups(SCHEMA, width, [rate, colour, size], 0.1, 0.1)

@@ -146,7 +146,7 @@ def test_candidates_leave_out_oversized_tables_and_block_pairs_above_rank_one():
 
 def test_sparse_grouping_merges_what_the_pair_noise_swamps_from_the_released_anchors():
     from spark_synth.engines.groupings import coarse_groupings, merge_sparse_groups
-    from spark_synth.engines.splice.engine import CATEGORICAL_SPARSE_SIGMAS, ORDERED_SPARSE_SIGMAS
+    from spark_synth.engines.splice.engine import SPARSE_SIGMAS
 
     frame = _data(3000)
     engine = SpliceEngine(components=2, n_dense=2, n_sparse=4, steps=5, pair_groups=16)
@@ -156,18 +156,17 @@ def test_sparse_grouping_merges_what_the_pair_noise_swamps_from_the_released_anc
     sigma = 20.0
     sparse = {q.columns: q for q in engine.pair_candidates(SCHEMA, released, sigma)}
     width = {q.columns: q for q in SpliceEngine(**{**vars(engine.options), "pair_grouping": "width"}).pair_candidates(SCHEMA, released, sigma)}
-    expected = merge_sparse_groups(SCHEMA, coarse_groupings(SCHEMA, 16), anchors, ORDERED_SPARSE_SIGMAS * sigma / rows,
-                                   CATEGORICAL_SPARSE_SIGMAS * sigma / rows)  # DP releases only
+    expected = merge_sparse_groups(SCHEMA, coarse_groupings(SCHEMA, 16), anchors, SPARSE_SIGMAS * sigma / rows)  # DP releases only
     assert sparse[("level", "years")].groupings == (expected[0], expected[1])
     assert width[("level", "years")].groupings == (None, coarse_groupings(SCHEMA, 16)[1])
     # years holds 24 of its 80 values, in 8 of its 16 public ranges: the empty ranges are merged away
     assert max(expected[1]) + 1 < max(coarse_groupings(SCHEMA, 16)[1]) + 1
     held = np.bincount(np.asarray(expected[1]), weights=anchors[1]) / anchors[1].sum()
-    assert held.min() >= ORDERED_SPARSE_SIGMAS * sigma / rows  # years is ordered
+    assert held.min() >= SPARSE_SIGMAS * sigma / rows
     # a column whose values all fall in one group gets no pair: its table would be a 1-way one
     flat = merge_sparse_groups(SCHEMA, coarse_groupings(SCHEMA, 16), anchors, 0.9)
     assert len(set(flat[1])) == 1
-    assert not [q for q in engine.pair_candidates(SCHEMA, released, 0.9 * rows / ORDERED_SPARSE_SIGMAS) if "years" in q.columns]
+    assert not [q for q in engine.pair_candidates(SCHEMA, released, 0.9 * rows / SPARSE_SIGMAS) if "years" in q.columns]
 
 
 @pytest.mark.parametrize("options, name", [

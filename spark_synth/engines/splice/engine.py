@@ -60,12 +60,8 @@ MOMENT_SNR_KEEP = 1.5
 #: Pair anchors per column when ``pair_count`` is null: PAIR_ROUNDS_PER_COLUMN · (columns − 1).
 PAIR_ROUNDS_PER_COLUMN = 5
 NUMERIC_MODELS = ("histogram", "gaussian")
-#: A pair table's group holding fewer DP rows than this many times a pair cell's noise σ is merged
-#: away (MST merges at 3σ): an ordered column's ranges into their neighbours, which leaves a coarser
-#: range; a categorical column's rare codes into one group, which loses what tells them apart, so they
-#: keep MST's 3σ (docs/splice.md, "Sparse pair groups").
-ORDERED_SPARSE_SIGMAS = 5.0
-CATEGORICAL_SPARSE_SIGMAS = 3.0
+#: A pair table's group holding fewer DP rows than this many times a pair cell's noise σ is merged away (as MST's 3σ).
+SPARSE_SIGMAS = 3.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -258,8 +254,7 @@ class SpliceEngine(Engine):
     def pair_candidates(self, schema: Schema, released: Sequence[NoisyMeasurement], cell_sigma: float | None = None) -> list[MarginalQuery]:
         """Candidate pair anchors with at most ``PAIR_MAX_CELLS`` cells each, over public groupings
         (``pair_groups`` ranges) from which, with ``pair_grouping="sparse"`` and a pair cell's noise
-        ``cell_sigma``, the groups holding fewer than ``ORDERED_SPARSE_SIGMAS`` (an ordered column's
-        ranges) or ``CATEGORICAL_SPARSE_SIGMAS`` (a categorical column's codes) × ``cell_sigma`` DP rows are
+        ``cell_sigma``, the groups holding fewer than ``SPARSE_SIGMAS`` × ``cell_sigma`` DP rows are
         merged away (:func:`~..groupings.merge_sparse_groups`); a column left with one value group
         gets no pair. The Gaussian block's columns and the merges are decided from the DP 1-way
         releases in ``released`` (post-processing)."""
@@ -267,8 +262,7 @@ class SpliceEngine(Engine):
         rows, anchors = self._anchors(schema, released)
         groupings = coarse_groupings(schema, o.pair_groups)
         if o.pair_grouping == "sparse" and cell_sigma is not None and rows > 0:  # DP releases only: post-processing
-            groupings = merge_sparse_groups(schema, groupings, anchors, ORDERED_SPARSE_SIGMAS * cell_sigma / rows,
-                                            CATEGORICAL_SPARSE_SIGMAS * cell_sigma / rows)
+            groupings = merge_sparse_groups(schema, groupings, anchors, SPARSE_SIGMAS * cell_sigma / rows)
         gaussian = gaussian_columns(schema, o.numeric_model, anchors, o.max_null_share)
         shared = shared_columns(schema, gaussian, o.max_component_codes)  # independent in the model: no pair fits
         flat = {j for j, (c, g) in enumerate(zip(schema, groupings))  # every value in one group: the table is a 1-way one
