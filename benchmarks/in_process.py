@@ -37,26 +37,34 @@ class Split:
 def load_split(dataset: str) -> Split:
     from spark_synth import load_schema
 
-    schema_path = SHARED / "data" / f"{dataset}.schema.json"
+    stem = Path(dataset) if "/" in dataset else SHARED / "data" / dataset  # a shared dataset's name, or DIR/NAME
+    schema_path = Path(f"{stem}.schema.json")
     bench_schema = harness.Schema(schema_path)
-    real = harness.RealData(str(SHARED / "data" / f"{dataset}.csv"), bench_schema)
+    real = harness.RealData(f"{stem}.csv", bench_schema)
     frame = pd.read_csv(real.meta["train_csv"], dtype=str, keep_default_na=False, na_values=[""])
     return Split(dataset, bench_schema, real, load_schema(str(schema_path)), frame)
 
 
-def private_oracle(split: Split, epsilon: float = 1.0):
-    """The in-process oracle over the train split at ``epsilon``, δ = 1e-9 (real OpenDP noise)."""
-    from spark_synth.oracle import oracle_over_frame
+def private_oracle(split: Split, epsilon: float = 1.0, copies: int = 1):
+    """The in-process oracle over the train split at ``epsilon``, δ = 1e-9 (real OpenDP noise); with
+    ``copies`` > 1, over a table of that many copies of the split (every exact answer times ``copies``:
+    the split's distribution at ``copies`` × its rows, without materialising them)."""
+    from spark_synth.measure import answer_frame
+    from spark_synth.oracle import build_oracle
     from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+    from spark_synth.schema import OutOfDomainPolicy
 
-    return oracle_over_frame(split.frame, split.schema, PrivacyFilter(PrivacyBudget(epsilon, 1e-9)))
+    def answer(queries):
+        return [copies * a for a in answer_frame(split.frame, split.schema, queries, OutOfDomainPolicy("clip"))]
+
+    return build_oracle(split.schema, PrivacyFilter(PrivacyBudget(epsilon, 1e-9)), answer)
 
 
-def fit(engine: str, split: Split, epsilon: float = 1.0, **options):
-    """``engine`` fitted on the train split at ``epsilon``, δ = 1e-9 (real noise, tasks in-process)."""
+def fit(engine: str, split: Split, epsilon: float = 1.0, copies: int = 1, **options):
+    """``engine`` fitted on the train split (``copies`` of it) at ``epsilon``, δ = 1e-9 (real noise, tasks in-process)."""
     from spark_synth.engines import LocalTaskRunner, get_engine
 
-    return get_engine(engine, **options).fit(split.schema, private_oracle(split, epsilon), LocalTaskRunner())
+    return get_engine(engine, **options).fit(split.schema, private_oracle(split, epsilon, copies), LocalTaskRunner())
 
 
 def coded_rows(codes: np.ndarray, split: Split, rng: np.random.Generator) -> harness.Coded:

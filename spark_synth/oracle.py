@@ -40,12 +40,14 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
     (``scan_seconds``); ``rows`` (optional)
     serves :meth:`~MeasurementOracle.rows_not_covered_by_dp`, recorded in the report."""
     cache: dict = {}
+    by_columns: dict = {}  # the cached marginals of each column tuple (what _derived may sum from)
     clock = timings if timings is not None else {}
 
     def exact_answers(queries: Sequence[Query]) -> list[np.ndarray]:
         for q in dict.fromkeys(queries):
             if q not in cache and (derived := _derived(q)) is not None:
                 cache[q] = derived
+                by_columns.setdefault(q.columns, []).append(q)
         missing = [q for q in dict.fromkeys(queries) if q not in cache]
         if missing:
             started = time.perf_counter()
@@ -59,17 +61,18 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
                 raise InternalError("the answer source returned the wrong number of answers")
             for q, a in zip(missing, answers):
                 cache[q] = a
+                if isinstance(q, MarginalQuery):
+                    by_columns.setdefault(q.columns, []).append(q)
         return [cache[q] for q in queries]
 
     def _derived(query: Query):
         """A coarser marginal summed from a cached finer one: no scan (groupings chosen after the
         first releases, e.g. domain compression, still cost one pass)."""
         if isinstance(query, MarginalQuery):
-            for cached, answer in cache.items():
-                if isinstance(cached, MarginalQuery) and cached.columns == query.columns:
-                    derived = query.coarsen(cached, answer, schema)
-                    if derived is not None:
-                        return derived
+            for cached in by_columns.get(query.columns, ()):
+                derived = query.coarsen(cached, cache[cached], schema)
+                if derived is not None:
+                    return derived
         return None
 
     return _oracle_over(schema, privacy_filter, exact_answers, clock, rows)

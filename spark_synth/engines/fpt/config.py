@@ -20,8 +20,9 @@ class FptConfig:
     max_way: int = 2
     numeric_groups: int = 16
     max_marginal_cells: int = 10_000
-    max_model_cells: int = 2_000_000
+    max_model_cells: int = 250_000
     rounds_per_column: float = 4.0
+    max_candidates: int = 1500
     one_way_share: float | None = None
     one_way_error: float = 0.028
     compress_threshold: float = 3.0
@@ -40,7 +41,7 @@ class FptConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ParameterError("fpt.mode", f"one of {list(MODES)}", self.mode)
-        for name, low in (("max_way", 1), ("numeric_groups", 2), ("max_marginal_cells", 2), ("max_model_cells", 2), ("iterations", 1),
+        for name, low in (("max_way", 1), ("numeric_groups", 2), ("max_marginal_cells", 2), ("max_model_cells", 2), ("max_candidates", 1), ("iterations", 1),
                           ("final_iterations", 0), ("lp_max_iterations", 1), ("lp_max_cells", 2), ("cpu_threads", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:

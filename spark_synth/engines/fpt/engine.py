@@ -57,6 +57,11 @@ FLOOR_FALSE_PASS = 0.05
 ABSENT = -1.0e4
 #: A column is swamped by the noise when its codes hold fewer rows than this many σ on average (as ``independent``'s ranges).
 SIGMAS_PER_RANGE = 3.0
+#: The model-size cap's growth: cells of the largest bag allowed per share of the budget spent (AIM's
+#: schedule; until 2026-12-06 it was max_model_cells, 2 M).
+MODEL_CELLS_PER_BUDGET = 2_000_000
+#: A candidate whose model answer (a marginal across bags) would build a larger table is not offered.
+ANSWER_CELLS = 2_000_000
 #: Prior weight of a group's target rates in a code's (target pairs' refinement), in noise deviations.
 TARGET_PRIOR_SIGMAS = 3.0
 
@@ -168,23 +173,27 @@ class FptEngine(Engine):
                   len(observations), fitter.loss, rounds)
         self.rounds_: list[Round] = []
         sized_for, added_cells, answer_cells = None, {}, {}
+        pools = _CandidatePools(candidates, o.max_candidates)
         while oracle.rho_remaining > 1e-9 * rho and candidates:
             if oracle.rho_remaining < 2 * rho_round:
                 rho_round = oracle.rho_remaining  # the last round spends what is left
             select_rho, measure_rho = split_rho(rho_round, [o.select_share, 1.0 - o.select_share])
             sigma = 1.0 / math.sqrt(2.0 * measure_rho)
             scopes = list(dict.fromkeys(ob.scope for ob in observations))
-            cap = o.max_model_cells * max(1.0 - oracle.rho_remaining / rho, one_way_share)
+            # the cap grows with the budget spent (as in AIM), up to max_model_cells: public, and not
+            # growing with n, so past the rows where the noise stops limiting the model the fit's size is flat
+            cap = min(o.max_model_cells, MODEL_CELLS_PER_BUDGET * max(1.0 - oracle.rho_remaining / rho, one_way_share))
             if sized_for != scopes:  # public sizes per candidate scope; they change only with the tree
-                sized_for = scopes
-                distinct = dict.fromkeys(c.scope for c in candidates)
-                added_cells = {s: tree.largest_bag_if_added(s) for s in distinct}
-                answer_cells = {s: tree.marginal_cells(s) for s in distinct}
+                sized_for, added_cells, answer_cells = scopes, {}, {}
+            pool = pools.next()  # all candidates, or a public random share of them on wide tables
+            for s in dict.fromkeys(c.scope for c in pool):
+                if s not in added_cells:
+                    added_cells[s], answer_cells[s] = tree.largest_bag_if_added(s), tree.marginal_cells(s)
             # public decisions from domain sizes: the model stays within the cap, and the model's
             # answer to each candidate can be computed within it too
-            allowed = [c for c in candidates if added_cells[c.scope] <= cap and answer_cells[c.scope] <= o.max_model_cells]
+            allowed = [c for c in pool if added_cells[c.scope] <= cap and answer_cells[c.scope] <= max(o.max_model_cells, ANSWER_CELLS)]
             if not allowed:
-                allowed = [c for c in candidates if tree.bag_containing(c.scope) is not None] or list(candidates)
+                allowed = [c for c in pool if tree.bag_containing(c.scope) is not None] or list(pool)
             answers = [project(total * model.marginal(c.scope), axes[id(c)]).cpu().numpy() for c in allowed]
             penalty = [c.weight * math.sqrt(2.0 / math.pi) * sigma * a.size for c, a in zip(allowed, answers)]
             chosen = oracle.select([c.query for c in allowed], "weighted_l1", answers, select_rho,
@@ -308,6 +317,31 @@ def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], i
     one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
     measured = one_way + levels + marginal_candidates(schema, dict.fromkeys(workload, 1.0), groupings) + crossed
     return groupings, measured, len(one_way) + len(levels)
+
+
+class _CandidatePools:
+    """Each round's candidates: all of them, or — when there are more than ``limit`` (wide tables:
+    d columns give d(d − 1)/2 pairs) — ``limit`` of them drawn afresh each round, the rounds walking
+    through a random order of the whole list so every candidate is offered in turn. Public: the
+    draw uses a fixed seed and never looks at the data, so the selection among a pool is the
+    exponential mechanism on a public set, and a round's cost no longer grows as d²."""
+
+    def __init__(self, candidates: list, limit: int, seed: int = 0):
+        self.candidates, self.limit = list(candidates), int(limit)
+        self.rng = np.random.default_rng(seed)
+        self.order, self.at = np.empty(0, dtype=np.int64), 0
+
+    def next(self) -> list:
+        if len(self.candidates) <= self.limit:
+            return self.candidates
+        picked: set[int] = set()
+        while len(picked) < self.limit:
+            if self.at >= len(self.order):
+                self.order, self.at = self.rng.permutation(len(self.candidates)), 0
+            take = self.order[self.at: self.at + self.limit - len(picked)]
+            self.at += len(take)
+            picked.update(int(i) for i in take)
+        return [self.candidates[i] for i in sorted(picked)]
 
 
 @contextmanager

@@ -22,6 +22,7 @@ import torch
 from networkx.algorithms.approximation import treewidth_min_fill_in
 
 from ..stratified import stratified_uniforms
+from .min_fill import PrimalGraph, min_fill_largest_bag
 
 Scope = tuple[int, ...]
 #: Floor of a separator marginal before its log in the downward pass (far below any probability that matters).
@@ -151,6 +152,9 @@ class JunctionTree:
         self._homes: dict[frozenset, int | None] = {}  # bag_containing's answers
         self._placements: dict[Scope, tuple] = {}  # place()'s answers
         self._sums: dict[Scope, tuple[int | None, tuple[int, ...]]] = {}  # marginal()'s plans
+        self._graph: PrimalGraph | None = None  # the scopes' graph, for largest_bag_if_added
+        self._neighbours: list[list[int]] | None = None  # each bag's neighbours, when first needed
+        self._subtrees: dict[frozenset, frozenset] = {}  # _covering_subtree's answers
         self.width = max(map(len, self.bags)) - 1
         self.largest_bag_cells = max(map(self.cells, self.bags))
         assert all(self.bag_containing(scope) is not None for scope in self.scopes)
@@ -215,9 +219,7 @@ class JunctionTree:
     @classmethod
     def bag_cells_if_added(cls, sizes: Sequence[int], scopes: Iterable[Sequence[int]], new_scope: Sequence[int]) -> int:
         """Largest bag's cell count of the decomposition of ``scopes`` plus ``new_scope`` (public sizes only)."""
-        # a bag merged into a neighbour is inside it, so the largest bag is the same before merging
-        bags = _min_fill_bags(len(sizes), [*scopes, _checked_scope(new_scope, len(sizes))])
-        return max(math.prod(int(sizes[v]) for v in bag) for bag in bags)
+        return min_fill_largest_bag(sizes, [*scopes, _checked_scope(new_scope, len(sizes))])
 
     def largest_bag_if_added(self, new_scope: Sequence[int]) -> int:
         """:meth:`bag_cells_if_added` for this tree's scopes: this tree's own largest bag when every
@@ -225,7 +227,9 @@ class JunctionTree:
         same order, decomposes the same way), else the new decomposition's."""
         if all(frozenset(pair) in self._edges for pair in itertools.combinations(new_scope, 2)):
             return self.largest_bag_cells
-        return self.bag_cells_if_added(self.sizes, self.scopes, new_scope)
+        if self._graph is None:
+            self._graph = PrimalGraph(self.sizes, self.scopes)
+        return self._graph.largest_bag(_checked_scope(new_scope, len(self.sizes)))
 
 
 def _bag_tables(tree: JunctionTree, tables: Mapping[Sequence[int], object], device: torch.device) -> list[torch.Tensor]:
@@ -257,22 +261,32 @@ def _collect(tree: JunctionTree, tables: list[torch.Tensor], reducer: Reducer) -
 
 def _covering_subtree(tree: JunctionTree, scope: set[int]) -> set[int]:
     """A small connected set of bags covering ``scope``: prune, while possible, leaves whose neighbour
-    holds all of their ``scope`` variables."""
-    neighbours = {i: set() for i in range(len(tree.bags))}
-    for i, p in enumerate(tree.parent):
-        if p >= 0:
-            neighbours[i].add(p)
-            neighbours[p].add(i)
-    leaves = [i for i, near in neighbours.items() if len(near) == 1]
-    while leaves and len(neighbours) > 1:
+    holds all of their ``scope`` variables (remembered per scope: candidates ask it every round)."""
+    key = frozenset(scope)
+    if (found := tree._subtrees.get(key)) is not None:
+        return set(found)
+    if tree._neighbours is None:
+        tree._neighbours = [[] for _ in tree.bags]
+        for i, p in enumerate(tree.parent):
+            if p >= 0:
+                tree._neighbours[i].append(p)
+                tree._neighbours[p].append(i)
+    neighbours, bag_sets = tree._neighbours, tree._bag_sets
+    degree = [len(near) for near in neighbours]
+    removed = [False] * len(degree)
+    leaves = [i for i, k in enumerate(degree) if k == 1]
+    left = len(degree)
+    while leaves and left > 1:
         leaf = leaves.pop()
-        (near,) = neighbours[leaf]
-        if scope & set(tree.bags[leaf]) <= set(tree.bags[near]):
-            del neighbours[leaf]
-            neighbours[near].discard(leaf)
-            if len(neighbours[near]) == 1:
+        near = next(j for j in neighbours[leaf] if not removed[j])
+        if scope & bag_sets[leaf] <= bag_sets[near]:
+            removed[leaf] = True
+            left -= 1
+            degree[near] -= 1
+            if degree[near] == 1:
                 leaves.append(near)
-    return set(neighbours)
+    found = tree._subtrees[key] = frozenset(i for i, gone in enumerate(removed) if not gone)
+    return set(found)
 
 
 def _inverse_cdf(probabilities: torch.Tensor, rows: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:

@@ -8,6 +8,7 @@ workload weights: how many columns they share with the workload's queries.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass
 
 from ...queries import MarginalQuery
@@ -38,7 +39,9 @@ def candidates_and_weights(workload: list[Clique]) -> dict[Clique, float]:
     """The workload's sub-cliques of two or more columns, each weighted by Σ_{s ∈ workload} |r ∩ s|."""
     closure = sorted({sub for clique in workload for k in range(2, len(clique) + 1)
                       for sub in itertools.combinations(clique, k)})
-    return {r: float(sum(len(set(r) & set(s)) for s in workload)) for r in closure}
+    # Σ_s |r ∩ s| = Σ_{v ∈ r} #{s : v ∈ s}: linear in the workload, not |closure| × |workload|
+    holding = Counter(v for s in workload for v in s)
+    return {r: float(sum(holding[v] for v in r)) for r in closure}
 
 
 def marginal_candidates(schema: Schema, weights: dict[Clique, float], groupings) -> list[Candidate]:
