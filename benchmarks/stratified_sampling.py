@@ -33,10 +33,10 @@ def iid_uniforms(n, rng, groups=None):
 def sampling_modules():
     """Every module that draws through ``stratified_uniforms`` (the baseline replaces it in each)."""
     from spark_synth.engines import independent, stratified
-    from spark_synth.engines.fpt import graphical, model as fpt_model
+    from spark_synth.engines.fpt import draws, graphical, model as fpt_model
     from spark_synth.engines.splice import model as splice_model
 
-    return [stratified, independent, graphical, fpt_model, splice_model]
+    return [stratified, independent, graphical, draws, fpt_model, splice_model]
 
 
 def main(argv=None) -> int:

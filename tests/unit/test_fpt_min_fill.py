@@ -10,12 +10,21 @@ import numpy as np
 import pytest
 
 from spark_synth.engines.fpt.engine import _CandidatePools
-from spark_synth.engines.fpt.graphical import JunctionTree, _min_fill_bags
+import itertools
+
+import networkx as nx
+from networkx.algorithms.approximation import treewidth_min_fill_in
+
+from spark_synth.engines.fpt.graphical import JunctionTree
 from spark_synth.engines.fpt.min_fill import PrimalGraph, _largest_bag_python, min_fill_largest_bag
 
 
 def _networkx_largest(sizes, scopes) -> int:
-    return max(math.prod(sizes[v] for v in bag) for bag in _min_fill_bags(len(sizes), scopes))
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(sizes)))
+    for scope in scopes:
+        graph.add_edges_from(itertools.combinations(scope, 2))
+    return max(math.prod(sizes[v] for v in bag) for bag in treewidth_min_fill_in(graph)[1])
 
 
 def _random_graph(rng: random.Random, d: int):

@@ -16,12 +16,11 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-import networkx as nx
 import numpy as np
 import torch
-from networkx.algorithms.approximation import treewidth_min_fill_in
 
 from ..stratified import stratified_uniforms
+from .draws import TreeStructure
 from .min_fill import PrimalGraph, min_fill_largest_bag
 
 Scope = tuple[int, ...]
@@ -101,25 +100,6 @@ def _checked_scope(scope: Iterable[int], d: int) -> Scope:
 
 
 # ---- the junction tree ------------------------------------------------------------------------------
-def _min_fill_bags(d: int, scopes: Sequence[Scope]) -> nx.Graph:
-    """networkx's min-fill tree decomposition (frozenset bags) of the scopes' primal graph."""
-    graph = nx.Graph()
-    graph.add_nodes_from(range(d))
-    for scope in scopes:
-        graph.add_edges_from(itertools.combinations(scope, 2))
-    return treewidth_min_fill_in(graph)[1]
-
-
-def _min_fill_decomposition(d: int, scopes: Sequence[Scope]) -> nx.Graph:
-    """Min-fill tree decomposition (frozenset bags) of the primal graph, no bag inside a neighbour."""
-    tree = _min_fill_bags(d, scopes)
-    while (edge := next(((a, b) for a, b in tree.edges if a <= b or b <= a), None)) is not None:
-        small, large = sorted(edge, key=len)
-        tree = nx.contracted_nodes(tree, large, small, self_loops=False)
-    assert nx.is_tree(tree)
-    return tree
-
-
 class JunctionTree:
     """Rooted junction tree of the scopes' min-fill decomposition; bags listed root first (BFS)."""
 
@@ -128,17 +108,10 @@ class JunctionTree:
             raise ValueError("a model needs at least one variable")
         self.sizes = tuple(int(s) for s in sizes)
         self.scopes = tuple(_checked_scope(scope, len(self.sizes)) for scope in scopes)
-        tree = _min_fill_decomposition(len(self.sizes), self.scopes)
-        root = max(tree, key=lambda bag: (self.cells(bag), sorted(bag)))
-        order, parent = [root], [-1]
-        for above, below in nx.bfs_edges(tree, root, sort_neighbors=lambda bags: sorted(bags, key=sorted)):
-            order.append(below)
-            parent.append(order.index(above))
-        self.bags: tuple[Scope, ...] = tuple(tuple(sorted(bag)) for bag in order)
-        self.parent: list[int] = parent
-        self.separators: tuple[Scope, ...] = tuple(
-            tuple(v for v in bag if p >= 0 and v in order[p]) for bag, p in zip(self.bags, parent)
-        )
+        structure = TreeStructure.min_fill(self.sizes, self.scopes)  # the sampler's tree: one construction
+        self.bags: tuple[Scope, ...] = structure.bags
+        self.parent: list[int] = list(structure.parents)
+        self.separators: tuple[Scope, ...] = structure.separators
         self._bag_sets = [set(bag) for bag in self.bags]
         # each bag's message axes, fixed by the tree: the bag's axes outside its separator, the
         # separator viewed along the bag's and the parent's axes, and the parent's axes outside it

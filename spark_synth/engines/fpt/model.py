@@ -1,15 +1,24 @@
-"""The fitted FPT model: a Gibbs distribution on a junction tree, sampled exactly (post-processing)."""
+"""The fitted FPT model: a Gibbs distribution on a junction tree, sampled exactly (post-processing).
+
+Sampling needs NumPy only (:mod:`.draws`): this module does not import torch, so a Spark worker
+that unpickles a model and draws rows never loads it. :meth:`FptModel.gibbs` (the driver's and the
+tests' exact marginals across bags) imports torch when called.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 
 from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
 from ..stratified import inverse_cdf, stratified_choice, stratified_uniforms
-from .graphical import GibbsModel, JunctionTree
+from .draws import TreeSampler, TreeStructure
+
+if TYPE_CHECKING:
+    from .graphical import GibbsModel
 
 
 class FptModel(FittedModel):
@@ -28,32 +37,44 @@ class FptModel(FittedModel):
         self.sizes = tuple(int(s) for s in sizes)
         self.refinements = {int(j): _refinement(*r) for j, r in (refinements or {}).items()}
         self.target = None if target is None else int(target)
-        self.potentials = {tuple(int(v) for v in s): torch.as_tensor(t, dtype=torch.float64) for s, t in potentials.items()}
+        self.potentials = {tuple(int(v) for v in s): _table(t) for s, t in potentials.items()}
         self.estimated_rows = float(estimated_rows)
         self.support = None if support is None else np.asarray(support, dtype=np.int64)  # LP mode: a sparse histogram
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
         self._summary = dict(summary or {})  # public facts of the fit: width, rounds, selected query names
-        self._model: GibbsModel | None = None
+        # the potentials' junction tree (the fit's decomposition; public sizes only): built here, on the
+        # driver, so a Spark worker that unpickles the model runs no min-fill
+        self.tree = TreeStructure.min_fill(self.sizes, list(self.potentials) or [(0,)])
+        self._derived = _Derived()
+
+    def sampler(self) -> TreeSampler:
+        """The calibrated NumPy sampler (built on first use, then kept)."""
+        if self._derived.sampler is None:
+            self._derived.sampler = TreeSampler.from_potentials(self.tree, self.potentials)
+        return self._derived.sampler
 
     def gibbs(self) -> GibbsModel:
-        if self._model is None:
+        """The calibrated torch model (exact marginals over any scope, on the driver and in tests):
+        imports torch."""
+        if self._derived.gibbs is None:
+            from .graphical import GibbsModel, JunctionTree
+
             tree = JunctionTree(self.sizes, list(self.potentials) or [(0,)])
-            self._model = GibbsModel(tree, self.potentials).calibrate()
-        return self._model
+            self._derived.gibbs = GibbsModel(tree, self.potentials).calibrate()
+        return self._derived.gibbs
 
     def fit_summary(self) -> dict:
         return dict(self._summary)
 
     @property
     def width(self) -> int:
-        return self.gibbs().tree.width
+        return self.tree.width
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         if self.support is not None:  # LP mode: a sparse distribution over the model's codes
             codes = self.support[stratified_choice(self.weights, n_rows, rng)]
         else:
-            seed = int(rng.integers(0, 2**63 - 1))
-            codes = self.gibbs().sample(n_rows, torch.Generator().manual_seed(seed)).cpu().numpy().astype(np.int64)
+            codes = self.sampler().sample(n_rows, rng)
         for j, (grouping, fine, by_target) in self.refinements.items():
             given = None if by_target is None or self.target is None else (by_target, codes[:, self.target])
             codes[:, j] = _refine(codes[:, j], grouping, fine, rng, given)
@@ -79,6 +100,29 @@ class FptModel(FittedModel):
         return cls(state["code_sizes"], state["sizes"], {tuple(s): t for s, t in state["potentials"]}, state["estimated_rows"],
                    {r[0]: r[1:] for r in state["refinements"]}, state.get("support"), state.get("weights"), state.get("summary"),
                    state.get("target"))
+
+
+class _Derived:
+    """What a model computes from its tables when first asked — the calibrated sampler, the torch
+    model — kept for the process but never pickled: a Spark worker calibrates its own sampler, and
+    unpickling a model must not import torch."""
+
+    __slots__ = ("sampler", "gibbs")
+
+    def __init__(self):
+        self.sampler: TreeSampler | None = None
+        self.gibbs: GibbsModel | None = None
+
+    def __reduce__(self):
+        return (_Derived, ())
+
+
+def _table(table) -> np.ndarray:
+    """A log-potential table as a float64 NumPy array of its own (a torch tensor from the fit is
+    copied off its device; torch itself is not imported here)."""
+    if hasattr(table, "detach"):
+        table = table.detach().cpu().numpy()
+    return np.array(table, dtype=np.float64)
 
 
 def _refinement(grouping, fine, by_target=None) -> tuple:
