@@ -39,8 +39,9 @@ FLOOR_KEYS = ("tvd_1way", "tvd_2way", "tvd_3way", "sw1", "assoc_diff")
 
 
 def dataset_path(dataset: str) -> Path:
-    """``DIR/NAME`` as the harness wants it (NAME.csv and NAME.schema.json in the shared data folder)."""
-    return SHARED / "data" / dataset
+    """``DIR/NAME`` as the harness wants it: a shared dataset's name (NAME.csv and NAME.schema.json in
+    the shared data folder), or a path ``DIR/NAME`` of a generated table."""
+    return Path(dataset) if "/" in dataset else SHARED / "data" / dataset
 
 
 def peer_scores(readme: Path = PEERS_README) -> dict[tuple[str, str], dict[str, float]]:

@@ -6,7 +6,9 @@
 Tables (public and seeded: real rows of a shared dataset resampled with replacement, integer
 columns jittered by 1 % of their spread where non-zero and clipped to the schema's bounds):
 ``adult`` — 15 columns (6 integer, 1 ordinal, 8 categorical), from adult.csv (or the bundled
-sample); ``wide`` — 24 columns (14 integer, 6 ordinal, 4 categorical), from credit_default.csv.
+sample); ``wide`` — 24 columns (14 integer, 6 ordinal, 4 categorical), from credit_default.csv;
+``network100`` — 100 columns (61 categorical, some with hundreds of codes, 22 integer, 12 ordinal,
+5 continuous) resampled from the 30 k rows that ``benchmarks/wide_network.py`` generates (seed 0).
 Each is written once under $SPARK_SYNTH_HOME/bench/scale as Parquet (1 M-row files of 100 k-row row
 groups, streamed, so memory does not grow with n) and converted once to a Delta table of files of
 about 500 k rows (at least 8), as a parallel job writes it; the Delta table is the runs' input.
@@ -40,10 +42,17 @@ from process_memory import PeakMemory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 1_000_000
-SHAPES = {"adult": "adult", "wide": "credit_default"}
+SHAPES = {"adult": "adult", "wide": "credit_default", "network100": None}
 
 
 def source(data: Path, shape: str) -> tuple[Path, Path]:
+    if SHAPES[shape] is None:  # a generated network (benchmarks/wide_network.py, 30 k rows, seed 0), written once
+        from wide_network import write
+
+        folder = bench_folder() / "tables"
+        if not (folder / f"{shape}.csv").exists():
+            write(folder, columns=int(shape[len("network"):]), rows=30_000, seed=0, name=shape)
+        return folder / f"{shape}.csv", folder / f"{shape}.schema.json"
     name = SHAPES[shape]
     csv, schema = data / f"{name}.csv", data / f"{name}.schema.json"
     if csv.is_file():

@@ -80,3 +80,37 @@ def test_candidate_pools_offer_every_candidate_in_turn():
     again = _CandidatePools(candidates, limit=5)
     assert [again.next() for _ in range(5)] == seen  # a fixed public seed: the same pools every fit
     assert _CandidatePools(candidates, limit=30).next() == candidates  # few candidates: all of them, every round
+
+
+def _pruned_subtree(tree: JunctionTree, scope: set) -> set:
+    """The covering subtree by pruning leaves (the general rule), from scratch."""
+    near = {i: set() for i in range(len(tree.bags))}
+    for i, p in enumerate(tree.parent):
+        if p >= 0:
+            near[i].add(p)
+            near[p].add(i)
+    leaves = [i for i, n in near.items() if len(n) == 1]
+    while leaves and len(near) > 1:
+        leaf = leaves.pop()
+        (up,) = near[leaf]
+        if scope & set(tree.bags[leaf]) <= set(tree.bags[up]):
+            del near[leaf]
+            near[up].discard(leaf)
+            if len(near[up]) == 1:
+                leaves.append(up)
+    return set(near)
+
+
+def test_a_pairs_covering_subtree_is_the_pruned_one():
+    from spark_synth.engines.fpt.graphical import _covering_subtree
+
+    rng, checked = random.Random(5), 0
+    for _ in range(150):
+        d = rng.randint(3, 25)
+        sizes, scopes = _random_graph(rng, d)
+        tree = JunctionTree(sizes, scopes)
+        for pair in itertools.combinations(range(d), 2):
+            if tree.bag_containing(pair) is None:
+                assert _covering_subtree(tree, set(pair)) == _pruned_subtree(tree, set(pair)), (pair, tree.bags, tree.parent)
+                checked += 1
+    assert checked > 1000

@@ -128,6 +128,8 @@ class JunctionTree:
         self._graph: PrimalGraph | None = None  # the scopes' graph, for largest_bag_if_added
         self._neighbours: list[list[int]] | None = None  # each bag's neighbours, when first needed
         self._subtrees: dict[frozenset, frozenset] = {}  # _covering_subtree's answers
+        self._tops: dict[int, int] | None = None  # each variable's top bag, and each bag's depth (_pair_path)
+        self._depths: list[int] = []
         self.width = max(map(len, self.bags)) - 1
         self.largest_bag_cells = max(map(self.cells, self.bags))
         assert all(self.bag_containing(scope) is not None for scope in self.scopes)
@@ -238,6 +240,9 @@ def _covering_subtree(tree: JunctionTree, scope: set[int]) -> set[int]:
     key = frozenset(scope)
     if (found := tree._subtrees.get(key)) is not None:
         return set(found)
+    if len(key) == 2:  # a pair in no common bag: the path between its variables' subtrees (the same bags)
+        found = tree._subtrees[key] = frozenset(_pair_path(tree, *sorted(key)))
+        return set(found)
     if tree._neighbours is None:
         tree._neighbours = [[] for _ in tree.bags]
         for i, p in enumerate(tree.parent):
@@ -260,6 +265,37 @@ def _covering_subtree(tree: JunctionTree, scope: set[int]) -> set[int]:
                 leaves.append(near)
     found = tree._subtrees[key] = frozenset(i for i, gone in enumerate(removed) if not gone)
     return set(found)
+
+
+def _pair_path(tree: JunctionTree, u: int, v: int) -> list[int]:
+    """The bags on the shortest path between the bags holding ``u`` and those holding ``v`` (which
+    share none). Each variable's bags form a subtree whose top bag is the one where it is not in the
+    separator; when one top lies below the other variable's subtree the path climbs from it to the
+    first bag holding that variable, otherwise it joins the two tops through their lowest common
+    ancestor. What :func:`_covering_subtree`'s pruning leaves for a pair, in O(depth)."""
+    if tree._tops is None:
+        tree._tops = {w: i for i, (bag, sep) in enumerate(zip(tree.bags, tree.separators)) for w in bag if w not in sep}
+        tree._depths = [0] * len(tree.bags)
+        for i, p in enumerate(tree.parent):
+            if p >= 0:
+                tree._depths[i] = tree._depths[p] + 1
+    for low, high in ((u, v), (v, u)):
+        path, i = [], tree._tops[low]
+        while i >= 0 and high not in tree._bag_sets[i]:
+            path.append(i)
+            i = tree.parent[i]
+        if i >= 0:  # climbing from low's top met a bag holding high
+            return path + [i]
+    a, b = tree._tops[u], tree._tops[v]
+    up, down = [a], [b]
+    while a != b:
+        if tree._depths[a] >= tree._depths[b]:
+            a = tree.parent[a]
+            up.append(a)
+        else:
+            b = tree.parent[b]
+            down.append(b)
+    return up + down[-2::-1]
 
 
 def _inverse_cdf(probabilities: torch.Tensor, rows: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
