@@ -52,9 +52,11 @@ print(f"{len(schema)} columns: {', '.join(schema.names)}")
 # COMMAND ----------
 
 # MAGIC %md
-# MAGIC ## 2. Fit on the train part: spends (ε, δ) once
+# MAGIC ## 2. Fit on the train part: spends (ε, δ) once, charged to the table's budget ledger
 # MAGIC A deterministic 80/20 split keeps a hold-out part the synthesizer never sees, so the evaluation
-# MAGIC below can score models trained on synthetic rows on real rows fairly.
+# MAGIC below can score models trained on synthetic rows on real rows fairly. `dataset_id` charges the
+# MAGIC spend to the table's ledger in MLflow (the workspace's on Databricks) before a row is read —
+# MAGIC refused past the table's cap; `spark-synth budget --source-table TABLE` shows the total.
 
 # COMMAND ----------
 
@@ -63,11 +65,12 @@ synth = Synthesizer(
     dbutils.widgets.get("engine"),  # noqa: F821
     epsilon=float(dbutils.widgets.get("epsilon")),  # noqa: F821
     delta=float(dbutils.widgets.get("delta")),  # noqa: F821
-).fit(train, schema)
+).fit(train, schema, dataset_id=dbutils.widgets.get("table"))  # noqa: F821
 
 report = synth.privacy_report_
 print(f"ε spent {report.epsilon_spent:.4f} of {report.epsilon_requested} at δ={report.delta:g} "
       f"(ρ={report.rho_spent:.4g}, {report.neighbouring_relation})")
+print(f"charged to {synth.ledger_['ledger_experiment']}: the table's cumulative ε={synth.ledger_['cumulative_epsilon']:.4f}")
 for measurement in report.entries:
     print(f"  {measurement.query}: σ={measurement.sigma:.3g}, ρ={measurement.rho:.3g}")
 

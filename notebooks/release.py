@@ -2,12 +2,13 @@
 # MAGIC %md
 # MAGIC # Release a DP synthesizer through MLflow
 # MAGIC
-# MAGIC 1. **Fit** on the source table (spends ε, δ) inside an MLflow run, logging the fitted synthesizer
-# MAGIC    as a pyfunc model with its privacy metadata.
+# MAGIC 1. **Fit** on the source table (spends ε, δ) inside an MLflow run, charged to the table's
+# MAGIC    **budget ledger** as it is made (ρ-zCDP: the ρ of every fit of the table add up; refused past the
+# MAGIC    table's cap before a row is read), logging the fitted synthesizer as a pyfunc model with its
+# MAGIC    privacy metadata.
 # MAGIC 2. **Release**: register it as a model version (Unity Catalog: `catalog.schema.model`), tagged with
-# MAGIC    ε, δ, ρ, the neighbouring relation and any `eval_*` metrics of the run. The release is charged to
-# MAGIC    the source table's **cumulative budget** (ρ-zCDP: the ρ of every release of the table add up),
-# MAGIC    and refused past the table's cap.
+# MAGIC    ε, δ, ρ, the neighbouring relation, the table's cumulative spend and any `eval_*` metrics of the
+# MAGIC    run. The fit is already in the ledger, so the release adds nothing to it (a fit counts once).
 # MAGIC 3. **Use** the registered model: `mlflow.pyfunc.load_model("models:/…").predict({"rows": n})` for a
 # MAGIC    few rows, `sample_model` for a Spark DataFrame of any size, `write_model_sample` to write a table
 # MAGIC    all or nothing, with its provenance (ε, δ, fit id, model URI and version in the `spark_synth.*` table
@@ -32,7 +33,7 @@ dbutils.widgets.text("output_table", "", "Write the sample to this table / Delta
 # COMMAND ----------
 
 # MAGIC %md
-# MAGIC ## 1. Fit and log the synthesizer (spends ε, δ)
+# MAGIC ## 1. Fit and log the synthesizer (spends ε, δ, charged to the table's ledger)
 
 # COMMAND ----------
 
@@ -48,26 +49,29 @@ def read_table(name: str):
     return spark.read.format("delta").load(name) if "/" in name else spark.table(name)
 
 
+cap = dbutils.widgets.get("budget_cap").strip()  # noqa: F821
+if cap:  # the table's cap, set before spending (kept for later fits and releases)
+    budget(table, budget_cap=float(cap), cap_delta=float(dbutils.widgets.get("delta")))  # noqa: F821
+
 with mlflow_run("release") as run:
     synth = Synthesizer(
         dbutils.widgets.get("engine"),  # noqa: F821
         epsilon=float(dbutils.widgets.get("epsilon")),  # noqa: F821
         delta=float(dbutils.widgets.get("delta")),  # noqa: F821
-    ).fit(read_table(table), load_schema(dbutils.widgets.get("schema")))  # noqa: F821
+    ).fit(read_table(table), load_schema(dbutils.widgets.get("schema")), dataset_id=table)  # noqa: F821  charged as it is made
     model_info = log_synthesizer(synth, source=table)
 print(f"run {run.info.run_id}: ε={synth.privacy_report_.epsilon_spent:.4f}, model {model_info.model_uri}")
 
 # COMMAND ----------
 
 # MAGIC %md
-# MAGIC ## 2. Release: register the model version, charged to the table's budget
-# MAGIC A release past the table's cap raises `BudgetExhausted` and registers nothing.
+# MAGIC ## 2. Release: register the model version
+# MAGIC A fit that is not in the table's ledger yet (e.g. fitted without `dataset_id`) is charged here,
+# MAGIC and refused past the table's cap: then nothing is registered.
 
 # COMMAND ----------
 
-cap = dbutils.widgets.get("budget_cap").strip()  # noqa: F821
-summary = release(run.info.run_id, dbutils.widgets.get("model_name"), source=table,  # noqa: F821
-                  budget_cap=float(cap) if cap else None)
+summary = release(run.info.run_id, dbutils.widgets.get("model_name"), source=table)  # noqa: F821
 total = summary["cumulative"]
 print(f"registered {summary['model_uri']}")
 print(f"table {summary['source_table']}: cumulative ε={total['epsilon']:.4f} at δ={total['delta']:g} "
@@ -76,7 +80,7 @@ print(f"table {summary['source_table']}: cumulative ε={total['epsilon']:.4f} at
 # COMMAND ----------
 
 # MAGIC %md
-# MAGIC ## The table's ledger (every release, in the ledger's MLflow experiment)
+# MAGIC ## The table's ledger (every fit, release and schema pre-pass, in the ledger's MLflow experiment)
 
 # COMMAND ----------
 

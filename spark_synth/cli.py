@@ -147,8 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="JSON file of evaluation metrics to tag the version with (eval_* run metrics are added anyway)")
 
     bud = commands.add_parser("budget", help="show or cap a source table's cumulative privacy spend",
-                              description="Show the cumulative privacy spend of a source table's releases; "
-                                          "--budget-cap with --cap-delta sets its cap.")
+                              description="Show the cumulative privacy spend of a source table (its charged fits, "
+                                          "releases and schema pre-passes); --budget-cap with --cap-delta sets its cap. "
+                                          "The ledger is in $MLFLOW_TRACKING_URI, else ~/.spark-synth/mlflow.db "
+                                          "($SPARK_SYNTH_HOME/mlflow.db when set; the workspace on Databricks): "
+                                          "the JSON's 'store'.")
     budget_args(bud, source_required=True)
     schema_args(commands, common_env_args)
     _add_debug_flag(parser)

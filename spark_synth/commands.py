@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 from ._version import __version__
@@ -21,8 +21,10 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     """Read → fit → charge → sample → write (→ MLflow). Returns the one-line summary as a dict.
 
     With MLflow on, the fit is charged to its dataset's budget ledger (``config.dataset_id``, default
-    the input) right after fitting, before anything is written; past the dataset's cap it raises
-    :class:`~spark_synth.errors.BudgetExhausted` and writes nothing.
+    the input): reserved before a row is read — past the dataset's cap it raises
+    :class:`~spark_synth.errors.BudgetExhausted` and writes nothing — and a charge from the moment
+    noise is drawn, so an interrupted write or log leaves it counted (``Synthesizer.fit``'s
+    ``dataset_id``). With MLflow off nothing is recorded.
     ``evaluate`` (options ``out``, ``target``, ``holdout_fraction``, ``seed``; ``{}`` for defaults) splits
     the input deterministically, fits on the train part only, and evaluates the written output against
     the train and hold-out parts (NOT private: see :mod:`spark_synth.evaluate`), logged in its own
@@ -46,23 +48,22 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     with _tracking(config.mlflow, f"run-{config.engine}", dataset) as tracker:
         tracker.check_room(synth)
         if evaluate is None:
-            _fit_from_input(synth, spark, config.input, schema)
+            _fit_from_input(synth, spark, config.input, schema, tracker.dataset)
         else:  # fair protocol: the synthesizer only ever sees the train part
             from .evaluate import train_holdout_split
             from .io import read_input
 
             train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
-            synth.fit(train, schema)
+            _fit(synth, train, schema, tracker.dataset)
             params["fit_on"] = "train part (evaluate)"
         synth.mlflow_run_id_ = tracker.run_id  # recorded on the output (None without MLflow)
-        with tracker.charge(synth.privacy_report_):
-            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(),
-                            synth.model_.loss_curves())
-            tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
-            write_started = time.perf_counter()
-            written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark)
-            timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
-            tracker.log_output(written, config.rows, synth.last_seed_, timings, synth.last_join_)
+        # the fit is charged already (and stays charged): logging and writing cannot undo it
+        tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(), synth.model_.loss_curves())
+        tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
+        write_started = time.perf_counter()
+        written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark)
+        timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
+        tracker.log_output(written, config.rows, synth.last_seed_, timings, synth.last_join_)
         evaluation = None
         if evaluate is not None:
             from .evaluate.command import evaluate_after_run
@@ -91,7 +92,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "measure_passes": synth.measure_passes_,
         "mlflow_run_id": tracker.run_id,
         "dataset_id": dataset,
-        "ledger": tracker.charged,
+        "ledger": synth.ledger_,
         **_join(synth),
         **extra,
     }
@@ -102,8 +103,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
                  engine_options: dict | None = None, dataset_id: str | None = None) -> dict:
     """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``).
 
-    With MLflow on, the fit is charged to the ledger of ``dataset_id`` (default: the input) before
-    it is saved; past the dataset's cap it raises :class:`~spark_synth.errors.BudgetExhausted`.
+    With MLflow on, the fit is charged to the ledger of ``dataset_id`` (default: the input) as it is
+    made (see :func:`run`); past the dataset's cap it raises :class:`~spark_synth.errors.BudgetExhausted`.
     """
     from .session import get_spark
 
@@ -118,20 +119,18 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     params = {**_fit_params(synth, input, schema, parsed, dataset), "model": model}
     with _tracking(mlflow, f"fit-{engine}", dataset) as tracker:
         tracker.check_room(synth)
-        _fit_from_input(synth, spark, input, parsed)
+        _fit_from_input(synth, spark, input, parsed, tracker.dataset)
         synth.mlflow_run_id_ = tracker.run_id  # saved with the model: `sample` records it on its outputs
-        with tracker.charge(synth.privacy_report_):
-            tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(),
-                            synth.model_.loss_curves())
-            saved = synth.save(model)
-            tracker.log_model_dir(saved)
-            tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
+        tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(), synth.model_.loss_curves())
+        saved = synth.save(model)
+        tracker.log_model_dir(saved)
+        tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
     report = synth.privacy_report_
     return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report.epsilon_spent,
             "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_schema_delta(report), **_not_covered(report),
             "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
-            "ledger": tracker.charged}
+            "ledger": synth.ledger_}
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
@@ -184,10 +183,24 @@ def dataset_key(dataset_id: str | None, source: str) -> str:
     return source_key(dataset_id if dataset_id is not None else source)
 
 
-def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema) -> None:
+def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, dataset: str | None) -> None:
     from .io import read_input
 
-    synth.fit(read_input(spark, source), schema)
+    _fit(synth, read_input(spark, source), schema, dataset)
+
+
+def _fit(synth: Synthesizer, df, schema: Schema, dataset: str | None) -> None:
+    """Fit charged to ledger ``dataset``; ``None`` is ``--no-mlflow``, an explicit opt-out (no warning)."""
+    if dataset is not None:
+        synth.fit(df, schema, dataset_id=dataset)
+        return
+    import warnings
+
+    from .errors import UnrecordedSpendWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnrecordedSpendWarning)
+        synth.fit(df, schema)
 
 
 class _Tracker:
@@ -195,8 +208,7 @@ class _Tracker:
 
     def __init__(self, run=None, dataset: str | None = None):
         self.run_id = run.info.run_id if run is not None else None
-        self.dataset = dataset
-        self.charged: dict | None = None
+        self.dataset = dataset  # the ledger the fit is charged to (None without MLflow)
 
     def _ledger(self):
         from .track import BudgetLedger
@@ -208,28 +220,6 @@ class _Tracker:
         if self.run_id:
             rho = PrivacyBudget(synth.epsilon, synth.delta).rho
             self._ledger().check_room(rho, f"a fit requesting epsilon={synth.epsilon:g} at delta={synth.delta:g}")
-
-    @contextmanager
-    def charge(self, report: PrivacyReport):
-        """Charge fit ``report`` to the dataset's ledger (refused past its cap); the body writes the outputs."""
-        if not self.run_id:
-            yield None
-            return
-        ledger = self._ledger()
-        with ExitStack() as stack:
-            prepass = report.schema_prepass
-            if prepass is not None:  # the schema's DP pre-pass: counted once (by its id) in this ledger too
-                stack.enter_context(ledger.reserve(kind="schema", fit_id=prepass.id, fit_run_id=self.run_id, rho=prepass.rho,
-                                                   epsilon=prepass.epsilon, delta=prepass.delta_conversion,
-                                                   delta_approx=prepass.delta_approx))
-            reservation = stack.enter_context(ledger.reserve(kind="fit", fit_id=report.fit_id, fit_run_id=self.run_id,
-                                                             rho=report.rho_spent, epsilon=report.epsilon_spent,
-                                                             delta=report.delta))
-            total = reservation.cumulative
-            self.charged = {"dataset_id": ledger.source, "ledger_experiment": ledger.experiment_name,
-                            "cumulative_rho": total["rho"], "cumulative_epsilon": total["epsilon"],
-                            "cumulative_delta": total["delta"]}
-            yield reservation
 
     def log_fit(self, params: dict, report: PrivacyReport, timings: dict, summary: dict, curves: dict) -> None:
         if self.run_id:
@@ -285,10 +275,10 @@ def _tracking(enabled: bool, run_name: str, dataset: str | None = None):
     if not enabled:
         yield _Tracker()
         return
-    from .session import spark_synth_home
+    from .session import store_home
     from .track import tracked_run
 
-    with tracked_run(spark_synth_home(), run_name=run_name) as active:
+    with tracked_run(store_home(), run_name=run_name) as active:
         yield _Tracker(active, dataset)
 
 

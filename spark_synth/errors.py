@@ -4,6 +4,8 @@
   schema, the data, an output location); the message names it and says how to fix it.
 * :class:`BudgetExhausted` — a privacy budget would be exceeded; nothing was released.
 * :class:`InternalError` — a broken invariant inside spark-synth: this is a bug.
+
+And one warning: :class:`UnrecordedSpendWarning` — budget was spent and no ledger recorded it.
 """
 
 from __future__ import annotations
@@ -54,3 +56,8 @@ class InternalError(SparkSynthError, AssertionError):
 
     def __init__(self, message: str):
         super().__init__(f"{message} (this is a bug in spark-synth; please report it)")
+
+
+class UnrecordedSpendWarning(UserWarning):
+    """A fit spent privacy budget that no budget ledger records (``Synthesizer.fit`` without
+    ``dataset_id``): ``spark-synth budget`` does not count it. Issued once per table and process."""

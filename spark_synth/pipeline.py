@@ -39,6 +39,8 @@ class Synthesizer:
 
     #: After a write of sampled rows, a dgm model's join report (see :meth:`note_join`); else None.
     last_join_: dict | None = None
+    #: Where the latest fit was charged (``fit(..., dataset_id=...)``): ledger, store, the table's total; else None.
+    ledger_: dict | None = None
     _join_observation = None
 
     def __init__(self, engine: str = "independent", *, epsilon: float, delta: float,
@@ -53,12 +55,25 @@ class Synthesizer:
         self._engine: Engine = get_engine(engine, **self.engine_options)
 
     # ---- fit -----------------------------------------------------------------------------
-    def fit(self, df, schema: Schema | str | Path, tasks: TaskRunner | None = None) -> "Synthesizer":
+    def fit(self, df, schema: Schema | str | Path, tasks: TaskRunner | None = None, *,
+            dataset_id: str | None = None) -> "Synthesizer":
         """Measure ``df`` (a Spark DataFrame) with DP and fit the engine's model. Returns self.
 
         The engine measures through an oracle over ``df`` holding this synthesizer's whole budget;
         ``tasks`` (default: one Spark task per item on ``df``'s session) runs its parallel work.
+
+        ``dataset_id`` (the table's name or path) charges the fit to that table's budget ledger in
+        spark-synth's MLflow store (the active run's store inside one), as ``spark-synth run`` does:
+        reserved before a row is read (:class:`~spark_synth.errors.BudgetExhausted` past the table's
+        cap), bound once noise is drawn, settled to the spend before ``fit`` returns; a DP-drafted
+        schema's pre-pass is recorded there too (once). Where the fit was charged: ``ledger_``.
+        Without it nothing is recorded, and an :class:`~spark_synth.errors.UnrecordedSpendWarning`
+        says so (once per table and process).
         """
+        from contextlib import nullcontext
+
+        if dataset_id is not None and (not isinstance(dataset_id, str) or not dataset_id.strip()):
+            raise ParameterError("dataset_id", "a non-empty table name or path naming the table's budget ledger", dataset_id)
         schema = schema if isinstance(schema, Schema) else load_schema(schema)
         check_structure(df, schema)
         if tasks is None:
@@ -66,16 +81,39 @@ class Synthesizer:
 
             tasks = SparkTaskRunner(df.sparkSession)
         privacy_filter = PrivacyFilter(self._budget)
+        charge = nullcontext()
+        if dataset_id is not None:
+            from .track.spending import fit_charge
+
+            charge = fit_charge(dataset_id, fit_id=privacy_filter.fit_id, rho=self._budget.rho,
+                                epsilon=self._budget.epsilon, delta=self._budget.delta, prepass=schema.prepass)
         clock: dict = {}
         oracle = build_oracle(schema, privacy_filter, lambda queries: answer_queries(df, schema, queries, self._policy), clock,
                               rows=lambda n, seed: sample_codes(df, schema, n, seed, self._policy))
-        started = time.perf_counter()
-        _log.info("fit: engine %s, epsilon %g, delta %g, %d columns", self.engine, self.epsilon, self.delta, len(schema))
-        model = self._engine.fit(schema, oracle, tasks)
-        total = time.perf_counter() - started
+        with charge as reservation:
+            started = time.perf_counter()
+            _log.info("fit: engine %s, epsilon %g, delta %g, %d columns", self.engine, self.epsilon, self.delta, len(schema))
+            try:
+                model = self._engine.fit(schema, oracle, tasks)
+            finally:
+                if reservation is not None and privacy_filter.report().entries:
+                    reservation.bind()  # noise was drawn: the charge counts whatever happens next
+            total = time.perf_counter() - started
+            report = replace(privacy_filter.report(), schema_prepass=schema.prepass)
+            if reservation is not None:
+                reservation.settle(rho=report.rho_spent, epsilon=report.epsilon_spent)
         self.model_ = model
         self.schema_ = schema
-        self.privacy_report_: PrivacyReport = replace(privacy_filter.report(), schema_prepass=schema.prepass)
+        self.privacy_report_: PrivacyReport = report
+        if reservation is not None:
+            from .track.spending import charged
+
+            self.ledger_ = charged(reservation)
+        else:
+            self.ledger_ = None
+            from .track.spending import warn_unrecorded
+
+            warn_unrecorded(df, report.epsilon_spent, report.rho_spent, report.delta)
         self.measure_passes_ = int(clock.get("scans", 0))
         self.measure_pass_seconds_ = list(clock.get("scan_seconds", []))  # one entry per scan of the table
         _log.info("fit: done, epsilon spent %.6g (rho %.6g) in %d pass(es) over the table",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import OutputError, ParameterError
@@ -19,7 +20,9 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
 
     Without ``dp_epsilon`` only the declared names and types are read (no data row). With it, a DP
     pre-pass (:mod:`spark_synth.prepass`) at (``dp_epsilon``, ``dp_delta``) fills in types, bounds and
-    categories; its cost is recorded in the file and, with MLflow on, charged to the table's ledger.
+    categories; its cost is recorded in the file and, with MLflow on, charged to the table's ledger:
+    reserved before any row is read, a charge once noise is drawn (it then counts even if the file
+    is never written).
     """
     from .io import read_input
     from .session import get_spark
@@ -47,16 +50,24 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
 
         dataset = dataset_key(dataset_id, input)
         plan = plan_prepass(picked, dp_epsilon, DEFAULT_DELTA if dp_delta is None else dp_delta)
-        if mlflow:
-            _ledger(dataset).check_room(plan.cost.rho, "the schema DP pre-pass", delta_approx=plan.cost.delta_approx)
-        from .measure.profile import profile_columns
+        with _charge(dataset if mlflow else None, plan) as charge:  # reserved before any row is read
+            from .measure.profile import profile_columns
 
-        result = run_prepass(lambda requests, grid: profile_columns(df, requests, grid), plan)
+            def profiles(requests, grid):
+                answers = profile_columns(df, requests, grid)
+                if charge is not None:
+                    charge.bind()  # noise is drawn from here on: the charge counts whatever happens next
+                return answers
+
+            result = run_prepass(profiles, plan)
+            if charge is not None:
+                from .track.spending import charged
+
+                charge.settle(rho=result.cost.rho, epsilon=result.cost.epsilon)
+                ledger = charged(charge)
         drafted = [result.columns.get(c["name"], c) for c in drafted]
         notes = {**notes, **result.notes}
         prepass = {**result.cost.to_dict(), "input": str(input), "dataset_id": dataset}
-        if mlflow:
-            ledger = _charge(_ledger(dataset), result.cost)
     text = render_yaml(drafted, source=str(input), notes=notes, prepass=prepass)
     _check_roundtrip(text, drafted)
     write_atomically(target, text)
@@ -117,19 +128,20 @@ def _check_roundtrip(text: str, drafted: list[dict]) -> None:
         raise InternalError("the drafted schema does not read back as drafted")
 
 
-def _ledger(dataset: str):
+@contextmanager
+def _charge(dataset: str | None, plan):
+    """Reserve the pre-pass's planned cost (keyed by its id) in the table's ledger — refused past the
+    cap before any row is read — or nothing (``None``) with MLflow off."""
+    if dataset is None:
+        yield None
+        return
     from .track import BudgetLedger, use_store
-
-    use_store()
-    return BudgetLedger(dataset)
-
-
-def _charge(ledger, cost) -> dict:
-    """Charge the pre-pass (spent once, keyed by its id) to the table's budget ledger."""
     from .track.ledger import SCHEMA
 
+    use_store()
+    ledger = BudgetLedger(dataset)
+    cost = plan.cost
+    ledger.check_room(cost.rho, "the schema DP pre-pass", delta_approx=cost.delta_approx)
     with ledger.reserve(kind=SCHEMA, fit_run_id="", fit_id=cost.id, rho=cost.rho, epsilon=cost.epsilon,
-                        delta=cost.delta_conversion, delta_approx=cost.delta_approx) as reservation:
-        total = reservation.cumulative
-    return {"dataset_id": ledger.source, "ledger_experiment": ledger.experiment_name, "cumulative_rho": total["rho"],
-            "cumulative_epsilon": total["epsilon"], "cumulative_delta": total["delta"]}
+                        delta=cost.delta_conversion, delta_approx=cost.delta_approx) as charge:
+        yield charge

@@ -76,8 +76,18 @@ def _jvm_console_redirected():
 
 
 def spark_synth_home() -> Path:
-    """Project-local directory for the embedded default (``$SPARK_SYNTH_HOME`` or ``./.spark-synth``)."""
+    """Project-local directory for the embedded default (``$SPARK_SYNTH_HOME`` or ``./.spark-synth``):
+    the local Spark warehouse and metastore, logs, evaluation files."""
     return Path(os.environ.get("SPARK_SYNTH_HOME", ".spark-synth")).resolve()
+
+
+def store_home() -> Path:
+    """Where the default MLflow store lives — runs, models, the registry and every table's budget
+    ledger: ``$SPARK_SYNTH_HOME`` when set, else ``~/.spark-synth``. Per user, never per working
+    directory, so a table's ledger is the same wherever spark-synth is run from."""
+    if os.environ.get("SPARK_SYNTH_HOME"):
+        return spark_synth_home()
+    return (Path.home() / ".spark-synth").resolve()
 
 
 def load_profile(profile: str | Path) -> dict:

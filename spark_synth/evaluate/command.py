@@ -104,7 +104,7 @@ def evaluate_tables(*, real: str, synthetic: str, schema: str, out: str, target:
                     progress: bool = True, **options) -> dict:
     """The ``spark-synth evaluate`` command (see :func:`spark_synth.evaluate.evaluate` for the metrics)."""
     from ..io import read_input
-    from ..session import get_spark, spark_synth_home
+    from ..session import get_spark, store_home
 
     started = time.perf_counter()
     parsed = load_schema(schema)
@@ -124,7 +124,7 @@ def evaluate_tables(*, real: str, synthetic: str, schema: str, out: str, target:
     if mlflow:
         from ..track.mlflow_tracking import evaluation_run, log_evaluation
 
-        with evaluation_run(spark_synth_home(), run_id=mlflow_run_id) as active:
+        with evaluation_run(store_home(), run_id=mlflow_run_id) as active:
             log_evaluation(mlflow_metrics(evaluation), files, {"real": real, "synthetic": synthetic, "holdout": holdout,
                                                                "schema": schema, "target": evaluation.metrics["target"],
                                                                "seed": seed})

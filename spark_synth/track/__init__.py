@@ -9,7 +9,9 @@ Public API (used by the CLI, the jobs and the notebooks)::
     write_model_sample(summary["model_uri"], 1_000_000, "main.synth.customers", seed=7)  # + provenance
 
 One run holds one fit (a second, different synthesizer logged into it is refused); the ledger
-counts each fit once, by the ``fit_id`` of its privacy report.
+counts each fit once, by the ``fit_id`` of its privacy report. Charge a fit as it is made with
+``Synthesizer(...).fit(df, schema, dataset_id="main.sales.customers")`` (:mod:`.spending`); a fit
+without one is recorded by nothing until it is released, and warns so.
 """
 
 from .ledger import BudgetLedger, LedgerEntry, compose

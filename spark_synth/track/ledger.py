@@ -3,11 +3,15 @@
 **Where the ledger lives.** One MLflow experiment per source table, named ``<prefix><table>``
 (prefix ``spark-synth-budget:`` by default; ``/Shared/spark-synth-budget-`` on Databricks, where
 experiments are workspace paths; ``$SPARK_SYNTH_LEDGER_PREFIX`` or ``--ledger-prefix`` to
-change it). The table is named by its declared dataset id (``--dataset-id``) or, by default, by
-``source_key`` of its input. Each charge is one run in it — a ``fit`` entry when ``spark-synth
-run``/``fit`` charges a fit as it is made, a ``release`` entry when ``spark-synth release``
-registers one — with the fit's ρ, ε and δ as metrics and the fit id, fit run, registered model
-and version as tags; the table's cap is a tag of the experiment.
+change it), in spark-synth's MLflow store: ``$MLFLOW_TRACKING_URI``, the workspace on Databricks,
+else ``~/.spark-synth/mlflow.db`` (``$SPARK_SYNTH_HOME/mlflow.db`` when that is set) — per user,
+never per working directory (:mod:`spark_synth.track.mlflow_tracking`). The table is named by its
+declared dataset id (``--dataset-id``, ``Synthesizer.fit(..., dataset_id=...)``) or, by default, by
+``source_key`` of its input. Each charge is one run in it — a ``fit`` entry when a fit is charged as
+it is made (``spark-synth run``/``fit``, the Python API with a dataset id), a ``release`` entry when
+``spark-synth release`` registers one, a ``schema`` entry for a DP schema pre-pass — with the cost's
+ρ, ε and δ as metrics and the fit id, fit run, registered model and version as tags; the table's
+cap is a tag of the experiment.
 Why MLflow rather than a Delta table or tags on a registered model: the people who release
 synthetic data already work in MLflow (fits are MLflow runs, releases are registry versions), so
 the ledger appears where they look — the experiment's run list *is* the table's spending history,
@@ -29,18 +33,26 @@ when ``ρ_total`` after it is at most ``rho_from_epsilon(ε_cap, δ_cap)`` (roun
 reported cumulative ε never exceeds the cap), or when a finished entry already holds its fit.
 
 A schema drafted by ``spark-synth schema init --dp-bounds`` cost ρ and δ_approx (its thresholded
-counts are δ_approx-approximately ρ-zCDP). It is a ``schema`` entry keyed by the pre-pass id,
-charged when the schema is drafted and again (counted once) by every fit using the schema, so
-the ledger the fit is charged to always holds it. Approximate zCDP composes by adding ρ and δ:
-the total is δ_A-approximately ρ_total-zCDP with ``δ_A = Σ δ_approx`` (each pre-pass once), i.e.
-(ε(ρ_total, δ_L), δ_L + δ_A)-DP; the stated δ includes δ_A. A cap (ε_cap, δ_cap) then admits a
-charge when ``ρ_total ≤ rho_from_epsilon(ε_cap, δ_cap − δ_A)`` (none when δ_A ≥ δ_cap).
+counts are δ_approx-approximately ρ-zCDP). It is a ``schema`` entry keyed by the pre-pass id (stored
+in the schema file), charged when the schema is drafted with MLflow on, and recorded by every fit
+charge and every release using the schema in a ledger that does not hold it yet (a spend that has
+happened: recorded, never refused), so each ledger a fit or release is charged to holds it, once.
+Approximate zCDP composes by adding ρ and δ: the total is δ_A-approximately ρ_total-zCDP with
+``δ_A = Σ δ_approx`` (each pre-pass once), i.e. (ε(ρ_total, δ_L), δ_L + δ_A)-DP; the stated δ
+includes δ_A. A cap (ε_cap, δ_cap) then admits a charge when
+``ρ_total ≤ rho_from_epsilon(ε_cap, δ_cap − δ_A)`` (none when δ_A ≥ δ_cap).
 
 **Concurrency.** A charge is recorded first (a RUNNING ledger run) and verified second: the sum
 includes every RUNNING and FINISHED entry, so two charges racing for the last of a budget both
-see each other and at worst both are refused — never both admitted. A refused or failed charge
-ends FAILED and does not count. A process that dies mid-charge leaves its entry RUNNING, which
-keeps counting until someone marks that run FAILED (MLflow UI or ``MlflowClient.set_terminated``).
+see each other and at worst both are refused — never both admitted.
+
+**A reservation becomes a charge.** A recorded entry is a reservation until something derived from
+the spend may leave the process — the noise is drawn, a model is logged or registered — and the
+caller binds it (:meth:`Charge.bind`). A refused reservation, or one whose body fails before it is
+bound, ends FAILED and does not count (nothing was released). A bound charge ends FINISHED whatever
+happens next (an interruption is tagged ``spark_synth.interrupted``): it never stops counting. A
+process that dies mid-charge leaves its entry RUNNING, which keeps counting until someone marks that
+run FAILED (MLflow UI or ``MlflowClient.set_terminated``) — do that only when nothing was released.
 """
 
 from __future__ import annotations
@@ -68,6 +80,8 @@ FIT_RUN_TAG = "spark_synth.fit_run_id"
 CAP_EPSILON_TAG = "spark_synth.budget_cap_epsilon"
 CAP_DELTA_TAG = "spark_synth.budget_cap_delta"
 COUNTED = ("RUNNING", "SCHEDULED", "FINISHED")
+#: Tag of a bound charge whose caller failed or was interrupted after binding (it still counts).
+INTERRUPTED_TAG = "spark_synth.interrupted"
 
 
 def default_prefix() -> str:
@@ -217,8 +231,8 @@ class BudgetLedger:
         cap = self.cap()
         entries = self.entries()
         total = compose(entries, cap[1] if cap else None)
-        out = {"source_table": self.source, "ledger_experiment": self.experiment_name, "cumulative": total,
-               "cap": None, "releases": [e.to_dict() for e in entries]}
+        out = {"source_table": self.source, "ledger_experiment": self.experiment_name, "store": store_location(),
+               "cumulative": total, "cap": None, "releases": [e.to_dict() for e in entries]}
         if cap:
             most = rho_cap(cap, total["delta_approx"])
             out["cap"] = {"epsilon": cap[0], "delta": cap[1], "rho": max(most, 0.0), "rho_left": max(0.0, most - total["rho"])}
@@ -249,27 +263,52 @@ class BudgetLedger:
                      "delta": cap[1]}
             raise BudgetExhausted(self._refusal(what, rho, total, before, cap, "nothing was measured or written"))
 
+    def holds(self, fit_id: str) -> bool:
+        """Whether a counted entry (finished or in progress) already holds fit or pre-pass ``fit_id``."""
+        return any(e.fit_id == fit_id for e in self.entries())
+
+    def record_spent(self, *, fit_id: str, rho: float, epsilon: float, delta: float, kind: str = SCHEMA,
+                     fit_run_id: str = "", delta_approx: float = 0.0) -> bool:
+        """Record a spend that has already happened (e.g. the pre-pass of a DP-drafted schema) unless an
+        entry holds ``fit_id`` already. Never refused — the budget is spent — and it counts at once (a
+        cap it passes refuses the next charge). Returns whether an entry was added."""
+        if self.holds(fit_id):
+            return False
+        client = self._client()
+        mine = self._record(client, LedgerEntry("", fit_run_id, rho, epsilon, delta, "", None, "RUNNING", 0,
+                                                fit_id, kind, float(delta_approx)))
+        client.set_terminated(mine.run_id, "FINISHED")
+        return True
+
     @contextmanager
     def reserve(self, *, fit_run_id: str, rho: float, epsilon: float, delta: float, model: str = "",
                 fit_id: str = "", kind: str = RELEASE, delta_approx: float = 0.0):
-        """Record a charge of fit ``fit_id``, verify it fits under the cap, and yield it (record-then-verify).
+        """Record a charge of fit ``fit_id``, verify it fits under the cap, and yield it as a
+        :class:`Charge` (record-then-verify; see "A reservation becomes a charge" above).
 
         Raises :class:`~spark_synth.errors.BudgetExhausted` (entry ended FAILED) when the table's
-        cumulative ρ would pass its cap. If the body raises, the entry ends FAILED and does not
-        count; otherwise it ends FINISHED. A release's body should call ``reservation.confirm(version)``.
+        cumulative ρ would pass its cap. If the body raises before ``charge.bind()``, the entry ends
+        FAILED and does not count; once bound it ends FINISHED whatever happens. A release's body
+        should call ``charge.confirm(version)``.
         """
         if kind not in ENTRY_KINDS:
             raise ParameterError("ledger entry kind", f"one of {list(ENTRY_KINDS)}", kind)
         client = self._client()
         mine = self._record(client, LedgerEntry("", fit_run_id, rho, epsilon, delta, model, None, "RUNNING", 0,
                                                 fit_id, kind, float(delta_approx)))
+        charge = None
         try:
             total, cap = self._verify(mine)
-            yield _Reservation(client, mine.run_id, total, cap)
-        except BaseException:
-            client.set_terminated(mine.run_id, "FAILED")
+            charge = Charge(self, client, mine, total, cap)
+            yield charge
+        except BaseException as exc:
+            if charge is None or not charge.bound:
+                client.set_terminated(mine.run_id, "FAILED")
+                raise
+            client.set_tag(mine.run_id, INTERRUPTED_TAG, type(exc).__name__)
+            client.set_terminated(mine.run_id, "FINISHED")  # something was released: it keeps counting
             raise
-        for key, value in (("cumulative_rho", total["rho"]), ("cumulative_epsilon", total["epsilon"])):
+        for key, value in (("cumulative_rho", charge.cumulative["rho"]), ("cumulative_epsilon", charge.cumulative["epsilon"])):
             client.log_metric(mine.run_id, key, value)
         client.set_terminated(mine.run_id, "FINISHED")
 
@@ -331,9 +370,38 @@ def _entry(run) -> LedgerEntry:
                        t[ENTRY_TAG], float(m.get("delta_approx", 0.0)))
 
 
-class _Reservation:
-    def __init__(self, client, run_id: str, cumulative: dict, cap):
-        self.client, self.run_id, self.cumulative, self.cap = client, run_id, cumulative, cap
+class Charge:
+    """A recorded ledger entry (it counts): a reservation until :meth:`bind`, a charge from then on."""
+
+    def __init__(self, ledger: BudgetLedger, client, entry: LedgerEntry, cumulative: dict, cap):
+        self.ledger, self.client, self.entry = ledger, client, entry
+        self.run_id, self.cumulative, self.cap = entry.run_id, cumulative, cap
+        self.bound = False
+
+    def bind(self) -> None:
+        """Something derived from the spend may now leave the process (noise drawn, a model logged or
+        registered): from now on the entry counts whatever happens."""
+        self.bound = True
+
+    def settle(self, *, rho: float, epsilon: float) -> None:
+        """Lower the reserved cost to what was spent (never more: a concurrent reader counted at least
+        this much all along); refreshes ``cumulative``."""
+        if rho > self.entry.rho:
+            from ..errors import InternalError
+
+            raise InternalError(f"a fit spent rho={rho!r}, more than the {self.entry.rho!r} it reserved in the ledger")
+        from mlflow.entities import Metric
+
+        stamp = int(time.time() * 1000)  # step 1: read as the entry's latest value, in one batch
+        self.client.log_batch(self.run_id, metrics=[Metric("rho", float(rho), stamp, 1), Metric("epsilon", float(epsilon), stamp, 1)])
+        self.cumulative = compose(self.ledger.entries(), self.cap[1] if self.cap else None)
 
     def confirm(self, version: str) -> None:
         self.client.set_tag(self.run_id, "spark_synth.model_version", str(version))
+
+
+def store_location() -> str:
+    """The MLflow store the ledgers are read from and written to (tracking URI)."""
+    import mlflow
+
+    return mlflow.get_tracking_uri()

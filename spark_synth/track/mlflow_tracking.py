@@ -2,8 +2,10 @@
 
 The store is ``$MLFLOW_TRACKING_URI`` when set; on Databricks (``$DATABRICKS_RUNTIME_VERSION`` set)
 it is the workspace's own tracking server and Unity Catalog registry; otherwise a local SQLite
-database under the spark-synth home directory (artifacts beside it). The SQLite database is also
-the model registry there, so ``spark-synth release`` and ``models:/NAME/VERSION`` work offline.
+database, ``mlflow.db`` in :func:`~spark_synth.session.store_home` (``$SPARK_SYNTH_HOME``, else
+``~/.spark-synth``: per user, not per working directory; artifacts beside it). The SQLite database is
+also the model registry there, so ``spark-synth release`` and ``models:/NAME/VERSION`` work offline,
+and it holds every table's budget ledger (:mod:`spark_synth.track.ledger`).
 """
 
 from __future__ import annotations
@@ -63,9 +65,9 @@ def use_store(home: Path | None = None) -> str:
     import mlflow
 
     if home is None:
-        from ..session import spark_synth_home
+        from ..session import store_home
 
-        home = spark_synth_home()
+        home = store_home()
     uri = default_tracking_uri(home)
     if uri.startswith("sqlite:"):
         check_sql_store(uri)
@@ -81,9 +83,9 @@ def ensure_experiment(name: str, home: Path | None = None) -> str:
     import mlflow
 
     if home is None:
-        from ..session import spark_synth_home
+        from ..session import store_home
 
-        home = spark_synth_home()
+        home = store_home()
     existing = mlflow.get_experiment_by_name(name)
     if existing is not None:
         return existing.experiment_id
@@ -128,9 +130,9 @@ def mlflow_run(run_name: str = "spark-synth", experiment: str = EXPERIMENT):
     if active is not None:
         yield active
         return
-    from ..session import spark_synth_home
+    from ..session import store_home
 
-    with tracked_run(spark_synth_home(), run_name=run_name, experiment=experiment) as run:
+    with tracked_run(store_home(), run_name=run_name, experiment=experiment) as run:
         yield run
 
 

@@ -8,12 +8,15 @@ What ``spark-synth release`` does, in order — nothing is registered unless eve
    ρ add up to the spend) and a spark-synth model whose metadata states the same fit id and spend;
 2. charge the fit to the source table's ledger (:mod:`spark_synth.track.ledger`) by its fit id — a
    fit already charged (by ``run``/``fit``, or an earlier release) adds nothing — refusing it past
-   the table's cap;
+   the table's cap; a DP-drafted schema's pre-pass that the ledger does not hold yet (drafted with
+   ``--no-mlflow``, under another dataset id, or fitted through the Python API) is recorded first, by
+   its id (spent already: recorded even when the release is then refused);
 3. register the model (``mlflow.register_model``: the local SQLite registry, or Unity Catalog for
    ``catalog.schema.model`` names on Databricks) and tag the version: the guarantee under
    ``spark_synth.*``, and evaluation metrics (which read real rows) only under ``not_private.*``;
 4. with ``alias``, point that registered-model alias (e.g. ``champion``; MLflow's replacement for the
-   deprecated stages) at the new version — if that fails, the version is deleted again.
+   deprecated stages) at the new version — if that fails, the version is deleted again (the charge
+   stays: the version existed).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
 from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, NOT_COVERED, SELECTION, PrivacyReport, epsilon_from_rho
-from .ledger import RELEASE, BudgetLedger
+from .ledger import RELEASE, SCHEMA, BudgetLedger
 from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE, dp_tags
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
 
@@ -183,6 +186,10 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         ledger.set_cap(budget_cap, report.delta if cap_delta is None else cap_delta)
     elif cap_delta is not None:
         raise ParameterError("cap delta (--cap-delta)", "given together with --budget-cap", cap_delta)
+    prepass = report.schema_prepass
+    if prepass is not None:  # spent when the schema was drafted: in this ledger once, whoever records it
+        ledger.record_spent(kind=SCHEMA, fit_id=prepass.id, fit_run_id=run_id, rho=prepass.rho, epsilon=prepass.epsilon,
+                            delta=prepass.delta_conversion, delta_approx=prepass.delta_approx)
     with ledger.reserve(fit_run_id=run_id, fit_id=report.fit_id, rho=report.rho_spent, epsilon=report.epsilon_spent,
                         delta=report.delta, model=name, kind=RELEASE) as reservation:
         total, cap = reservation.cumulative, reservation.cap
@@ -215,6 +222,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
             **_evaluation_tags(evaluation, evaluation_run),
         }
         version = mlflow.register_model(model_uri, name, tags=tags)
+        reservation.bind()  # a version exists: the charge counts whatever happens next
         if alias is not None:
             _set_alias(client, name, alias, version.version)
         reservation.confirm(version.version)
@@ -241,7 +249,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
 
 def _set_alias(client, name: str, alias: str, version) -> None:
     """Point ``alias`` of model ``name`` at ``version``; if the registry refuses, delete that version
-    again (then the release fails as a whole, and its ledger entry does not count)."""
+    again (then the release fails as a whole; its ledger entry still counts, as the version existed)."""
     from mlflow.exceptions import MlflowException
 
     try:

@@ -82,7 +82,9 @@ def test_release_notebook_fit_register_sample(spark, spark_home, source_table, t
     version = mlflow.MlflowClient().get_model_version(name, "1")
     assert version.tags["spark_synth.neighbouring_relation"] == "add/remove one row"
     ledger_rows, predicted = ns["_displayed"][0], ns["_displayed"][1]
-    assert list(ledger_rows["model"]) == [name]
+    # charged once, as the fit was made; the release of the same fit adds an entry, not a spend
+    assert list(ledger_rows["kind"]) == ["fit", "release"] and list(ledger_rows["model"]) == ["", name]
+    assert set(ledger_rows["fit_id"]) == {ns["synth"].privacy_report_.fit_id}
     assert len(predicted) == 10 and list(predicted.columns) == list(spark.table(table).columns)
     assert spark.read.format("delta").load(output).count() == 2500
     # the sample carries the fit's provenance and the registered version it came from

@@ -452,8 +452,8 @@ def test_injected_leak_is_caught(tmp_path, spark, capfd, monkeypatch, empty_stor
 
     real_fit = commands._fit_from_input
 
-    def leaky_fit(synth, spark_session, source, schema):
-        real_fit(synth, spark_session, source, schema)
+    def leaky_fit(synth, spark_session, source, *rest):
+        real_fit(synth, spark_session, source, *rest)
         mlflow.log_param("debug_rows", read_input(spark_session, source).count())
 
     monkeypatch.setattr(commands, "_fit_from_input", leaky_fit)
