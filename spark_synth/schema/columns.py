@@ -147,10 +147,13 @@ class Column:
 
     @property
     def n_values(self) -> int:
-        """Number of non-null codes: categories, or public bins for numeric columns."""
-        if self.type.is_discrete:
-            return len(self.categories)
-        return len(self.bin_edges) - 1
+        """Number of non-null codes: categories, or public bins for numeric columns (computed once:
+        workloads of thousands of marginals ask it for every query)."""
+        known = self.__dict__.get("_n_values")
+        if known is None:
+            known = len(self.categories) if self.type.is_discrete else len(self.bin_edges) - 1
+            object.__setattr__(self, "_n_values", known)
+        return known
 
     @property
     def size(self) -> int:
@@ -225,6 +228,7 @@ class Schema:
     task: str | None = None
     prepass: PrepassCost | None = None
     _by_name: dict = field(default=None, init=False, repr=False, compare=False)
+    _names: tuple = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -236,10 +240,11 @@ class Schema:
         if self.target is not None and self.target not in names:
             raise SchemaError(f"the schema's target '{self.target}' is not one of its columns")
         object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
+        object.__setattr__(self, "_names", tuple(names))
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
+        return self._names
 
     def __getitem__(self, name: str) -> Column:
         try:
