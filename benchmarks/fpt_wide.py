@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness_runs import SHARED, harness_run, read_run, spark_synth_template  # noqa: E402
+from harness_runs import SHARED, harness_run, read_result, read_run, spark_synth_template  # noqa: E402
 
 
 def table(name: str, folder: Path) -> Path:
@@ -54,7 +54,9 @@ def pair_tvds(stem: Path, synthetic: str) -> dict:
     from wide_network import edge_pairs, load_truth
 
     split = load_split(str(stem))
-    frame = pd.read_csv(synthetic, dtype=str, keep_default_na=False, na_values=[""])
+    path = Path(synthetic)  # a CSV file, or the folder of part files Spark wrote
+    parts = sorted(path.glob("*.csv")) if path.is_dir() else [path]
+    frame = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""]) for p in parts], ignore_index=True)
     coded = harness.code_table(frame.astype(object).where(frame.notna(), None), split.bench_schema)
     real = split.real.train
 
@@ -74,6 +76,7 @@ def main(argv=None) -> int:
     parser.add_argument("--engine-option", action="append", default=[], help="ENGINE:KEY=VALUE, repeatable")
     parser.add_argument("--out-dir", default="/tmp/fpt_wide")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")
+    parser.add_argument("--reuse", action="store_true", help="read a successful result already in --out-dir instead of running again")
     args = parser.parse_args(argv)
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -85,9 +88,10 @@ def main(argv=None) -> int:
         columns = len(pd.read_csv(f"{stem}.csv", nrows=1).columns)
         for engine in args.engines:
             options = [o.split(":", 1)[1] for o in args.engine_option if o.split(":", 1)[0] == engine]
-            memory: dict = {}
-            out = harness_run(str(stem), spark_synth_template(engine, options, seed=0), folder / f"{name}_{engine}.json",
-                              timeout_s=args.timeout, memory=memory)
+            memory: dict = {"run": float("nan")}
+            out = folder / f"{name}_{engine}.json"
+            if not (args.reuse and read_result(out)["status"] == "ok"):
+                harness_run(str(stem), spark_synth_template(engine, options, seed=0), out, timeout_s=args.timeout, memory=memory)
             try:
                 run = read_run(out)
             except SystemExit as failed:

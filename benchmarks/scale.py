@@ -66,7 +66,7 @@ def typed_frame(csv: Path, schema_path: Path) -> tuple[pd.DataFrame, list[dict]]
     columns = json.loads(schema_path.read_text())["columns"]
     frame = pd.read_csv(csv, dtype=str, keep_default_na=False, na_values=[""])
     for c in columns:
-        if c["type"] in ("integer", "ordinal"):
+        if c["type"] == "integer" or (c["type"] == "ordinal" and all(isinstance(v, int) for v in c.get("categories", []))):
             frame[c["name"]] = pd.to_numeric(frame[c["name"]]).astype("Int64")
         elif c["type"] == "continuous":
             frame[c["name"]] = pd.to_numeric(frame[c["name"]]).astype("float64")

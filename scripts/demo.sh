@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: install what is needed, then run the main job (the fpt engine, the best on adult in
-# benchmarks/RESULTS.md) on the bundled sample data with the embedded default (local Spark, a local Delta table, a local MLflow store under ./.spark-synth).
+# benchmarks/RESULTS.md) on the bundled sample data with the embedded default (local Spark, a local Delta table under ./.spark-synth,
+# a local MLflow store with the budget ledgers under ~/.spark-synth).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$("$root/scripts/bootstrap.sh")"
