@@ -111,3 +111,25 @@ def test_lp_mode_fits_exact_answers_and_spends_the_budget_exactly():
 
     with pytest.raises(Exception, match="fpt.lp_max_cells"):
         exact_fit(get_engine("fpt", mode="lp", lp_max_cells=10), schema, frame)
+
+
+def test_lp_mode_with_one_way_workload_measures_each_column_once():
+    """max_way=1 (issue 45: crashed on a grouped numeric column's histogram): the workload is the
+    1-ways already measured, so each column is measured once and the LP fits them."""
+    import pandas as pd
+
+    from spark_synth.engines import LocalTaskRunner, get_engine
+    from spark_synth.oracle import oracle_over_frame
+    from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+    from spark_synth.schema import schema_from_dict
+
+    rng = np.random.default_rng(2)
+    schema = schema_from_dict({"columns": [
+        {"name": "a", "type": "categorical", "categories": ["x", "y", "z"], "nullable": False},
+        {"name": "b", "type": "integer", "min": 0, "max": 400, "nullable": False}]})
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 2000), "b": rng.integers(0, 401, 2000)})
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    model = get_engine("fpt", mode="lp", max_way=1).fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    assert [e.name for e in privacy_filter.report().measurements] == ["marginal[a]", "marginal[b]"]
+    codes = model.sample_codes(1000, np.random.default_rng(0))
+    assert codes.shape == (1000, 2) and codes[:, 1].max() < schema["b"].size

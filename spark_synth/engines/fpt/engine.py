@@ -315,7 +315,8 @@ def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], i
     groupings, crosses, workload = _marginal_workload(schema, o)
     levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
     one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
-    measured = one_way + levels + marginal_candidates(schema, dict.fromkeys(workload, 1.0), groupings) + crossed
+    wider = dict.fromkeys((c for c in workload if len(c) > 1), 1.0)  # max_way=1: the 1-ways above are the workload
+    measured = one_way + levels + marginal_candidates(schema, wider, groupings) + crossed
     return groupings, measured, len(one_way) + len(levels)
 
 
