@@ -35,7 +35,8 @@ from ..stratified import stratified_uniforms
 Scope = tuple[int, ...]
 
 
-def _checked_scope(scope: Iterable[int], d: int) -> Scope:
+def checked_scope(scope: Iterable[int], d: int) -> Scope:
+    """``scope`` as a strictly increasing tuple of variables in 0..d-1 (ValueError otherwise)."""
     scope = tuple(int(v) for v in scope)
     if any(a >= b for a, b in zip(scope, scope[1:])) or any(not 0 <= v < d for v in scope):
         raise ValueError(f"scope {scope} is not a strictly increasing tuple of variables in 0..{d - 1}")
@@ -49,7 +50,7 @@ class TreeStructure:
 
     def __init__(self, sizes: Sequence[int], bags: Sequence[Sequence[int]], parents: Sequence[int]):
         self.sizes = tuple(int(s) for s in sizes)
-        self.bags = tuple(_checked_scope(bag, len(self.sizes)) for bag in bags)
+        self.bags = tuple(checked_scope(bag, len(self.sizes)) for bag in bags)
         self.parents = tuple(int(p) for p in parents)
         if not self.bags or len(self.parents) != len(self.bags) or self.parents[0] != -1 \
                 or any(not 0 <= p < i for i, p in enumerate(self.parents) if i):
@@ -76,7 +77,7 @@ class TreeStructure:
         graph = nx.Graph()
         graph.add_nodes_from(range(len(sizes)))
         for scope in scopes:
-            graph.add_edges_from(itertools.combinations(_checked_scope(scope, len(sizes)), 2))
+            graph.add_edges_from(itertools.combinations(checked_scope(scope, len(sizes)), 2))
         tree = treewidth_min_fill_in(graph)[1]
         while (edge := next(((a, b) for a, b in tree.edges if a <= b or b <= a), None)) is not None:
             small, large = sorted(edge, key=len)
@@ -152,7 +153,7 @@ class TreeSampler:
         that contains it; bags without one are zero."""
         tables = [np.zeros(tree.shape(bag)) for bag in tree.bags]
         for scope, table in potentials.items():
-            scope = _checked_scope(scope, len(tree.sizes))
+            scope = checked_scope(scope, len(tree.sizes))
             if (i := tree.bag_containing(scope)) is None:
                 raise ValueError(f"scope {scope} is not covered by the junction tree")
             table = np.asarray(table, dtype=np.float64)

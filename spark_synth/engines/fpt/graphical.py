@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..stratified import stratified_uniforms
-from .draws import TreeStructure
+from .draws import TreeStructure, checked_scope
 from .min_fill import PrimalGraph, min_fill_largest_bag
 
 Scope = tuple[int, ...]
@@ -92,13 +92,6 @@ def _configurations(flat: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
     return torch.stack(columns[::-1], dim=-1) if columns else flat.new_zeros((flat.shape[0], 0))
 
 
-def _checked_scope(scope: Iterable[int], d: int) -> Scope:
-    scope = tuple(int(v) for v in scope)
-    if any(a >= b for a, b in zip(scope, scope[1:])) or any(not 0 <= v < d for v in scope):
-        raise ValueError(f"scope {scope} is not a strictly increasing tuple of variables in 0..{d - 1}")
-    return scope
-
-
 # ---- the junction tree ------------------------------------------------------------------------------
 class JunctionTree:
     """Rooted junction tree of the scopes' min-fill decomposition; bags listed root first (BFS)."""
@@ -107,7 +100,7 @@ class JunctionTree:
         if not sizes:
             raise ValueError("a model needs at least one variable")
         self.sizes = tuple(int(s) for s in sizes)
-        self.scopes = tuple(_checked_scope(scope, len(self.sizes)) for scope in scopes)
+        self.scopes = tuple(checked_scope(scope, len(self.sizes)) for scope in scopes)
         structure = TreeStructure.min_fill(self.sizes, self.scopes)  # the sampler's tree: one construction
         self.bags: tuple[Scope, ...] = structure.bags
         self.parent: list[int] = list(structure.parents)
@@ -157,7 +150,7 @@ class JunctionTree:
         """The bag a table over the sorted ``scope`` is added to, the table's shape, and that shape
         viewed along the bag's axes (checked once per scope, then remembered)."""
         if (placed := self._placements.get(scope)) is None:
-            checked = _checked_scope(scope, len(self.sizes))
+            checked = checked_scope(scope, len(self.sizes))
             if (i := self.bag_containing(checked)) is None:
                 raise ValueError(f"scope {checked} is not covered by the junction tree")
             placed = (i, self.shape(checked), tuple(self.sizes[v] if v in checked else 1 for v in self.bags[i]))
@@ -168,7 +161,7 @@ class JunctionTree:
         """For the sorted ``scope``: the first bag containing it and the bag's axes to sum out to
         get it (None, () when no bag contains it); checked once per scope, then remembered."""
         if (plan := self._sums.get(scope)) is None:
-            keep = set(_checked_scope(scope, len(self.sizes)))
+            keep = set(checked_scope(scope, len(self.sizes)))
             inside = self.bag_containing(keep)
             dims = () if inside is None else tuple(k for k, v in enumerate(self.bags[inside]) if v not in keep)
             plan = self._sums[scope] = (inside, dims)
@@ -194,7 +187,7 @@ class JunctionTree:
     @classmethod
     def bag_cells_if_added(cls, sizes: Sequence[int], scopes: Iterable[Sequence[int]], new_scope: Sequence[int]) -> int:
         """Largest bag's cell count of the decomposition of ``scopes`` plus ``new_scope`` (public sizes only)."""
-        return min_fill_largest_bag(sizes, [*scopes, _checked_scope(new_scope, len(sizes))])
+        return min_fill_largest_bag(sizes, [*scopes, checked_scope(new_scope, len(sizes))])
 
     def largest_bag_if_added(self, new_scope: Sequence[int]) -> int:
         """:meth:`bag_cells_if_added` for this tree's scopes: this tree's own largest bag when every
@@ -204,7 +197,7 @@ class JunctionTree:
             return self.largest_bag_cells
         if self._graph is None:
             self._graph = PrimalGraph(self.sizes, self.scopes)
-        return self._graph.largest_bag(_checked_scope(new_scope, len(self.sizes)))
+        return self._graph.largest_bag(checked_scope(new_scope, len(self.sizes)))
 
 
 def _bag_tables(tree: JunctionTree, tables: Mapping[Sequence[int], object], device: torch.device) -> list[torch.Tensor]:
