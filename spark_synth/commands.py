@@ -164,8 +164,10 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
                           source_model=source)
     origin = {} if source is None else {"model_uri": source.uri, "registered_model": source.registered_model,
                                         "model_version": source.version, "fit_id": synth.privacy_report_.fit_id}
+    report = synth.privacy_report_  # sampling spends nothing; the rows carry the fit's guarantee, or its lack
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
-            "epsilon_spent": 0.0, **origin, "seconds": round(time.perf_counter() - started, 3), **_join(synth)}
+            "epsilon_spent": 0.0, "dp_guarantee": report.dp_guarantee, **_not_covered(report), **origin,
+            "seconds": round(time.perf_counter() - started, 3), **_join(synth)}
 
 
 def _join(synth: Synthesizer) -> dict:

@@ -89,6 +89,17 @@ def test_the_opt_in_forest_validator_reads_a_bounded_row_sample_and_says_so(spar
     assert summary["dp_guarantee"] is False
     assert summary["not_covered_by_dp"] == ["dgm validator=real: random forest trained on real rows"]
     assert summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9) and spark.read.parquet(str(out)).count() == 300
+    # rows sampled later from such a model say so too (issue 45: `sample` printed only epsilon_spent 0.0)
+    model = tmp_path / "dgm_real_model"
+    assert main(["fit", "--input", data, "--schema", schema_path, "--engine", "dgm", "--engine-option", "n_partitions=2",
+                 "--engine-option", "engines=independent", "--engine-option", "validator=real",
+                 "--engine-option", "allow_non_dp_validator=true", "--epsilon", "1", "--delta", "1e-9",
+                 "--model", str(model), "--no-mlflow"]) == 0
+    capsys.readouterr()
+    assert main(["sample", "--model", str(model), "--rows", "50", "--output", str(tmp_path / "later.parquet")]) == 0
+    later = json.loads(capsys.readouterr().out)
+    assert later["epsilon_spent"] == 0.0 and later["dp_guarantee"] is False
+    assert later["not_covered_by_dp"] == ["dgm validator=real: random forest trained on real rows"]
     assert main(["run", "--input", data, "--schema", schema_path, "--engine", "dgm", "--engine-option", "validator=real",
                  "--epsilon", "1", "--delta", "1e-9", "--rows", "300", "--output", str(tmp_path / "refused.parquet"),
                  "--no-mlflow"]) == 2
