@@ -267,16 +267,15 @@ class BudgetLedger:
         """Whether a counted entry (finished or in progress) already holds fit or pre-pass ``fit_id``."""
         return any(e.fit_id == fit_id for e in self.entries())
 
-    def record_spent(self, *, fit_id: str, rho: float, epsilon: float, delta: float, kind: str = SCHEMA,
-                     fit_run_id: str = "", delta_approx: float = 0.0) -> bool:
-        """Record a spend that has already happened (e.g. the pre-pass of a DP-drafted schema) unless an
-        entry holds ``fit_id`` already. Never refused — the budget is spent — and it counts at once (a
-        cap it passes refuses the next charge). Returns whether an entry was added."""
-        if self.holds(fit_id):
+    def record_prepass(self, prepass, fit_run_id: str = "") -> bool:
+        """Record a DP-drafted schema's pre-pass (``schema.prepass``: a spend that has already happened)
+        as a ``schema`` entry unless an entry holds its id already. Never refused — the budget is spent
+        — and it counts at once (a cap it passes refuses the next charge). Returns whether it was added."""
+        if self.holds(prepass.id):
             return False
         client = self._client()
-        mine = self._record(client, LedgerEntry("", fit_run_id, rho, epsilon, delta, "", None, "RUNNING", 0,
-                                                fit_id, kind, float(delta_approx)))
+        mine = self._record(client, LedgerEntry("", fit_run_id, prepass.rho, prepass.epsilon, prepass.delta_conversion, "",
+                                                None, "RUNNING", 0, prepass.id, SCHEMA, float(prepass.delta_approx)))
         client.set_terminated(mine.run_id, "FINISHED")
         return True
 

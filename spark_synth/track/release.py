@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
 from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, NOT_COVERED, SELECTION, PrivacyReport, epsilon_from_rho
-from .ledger import RELEASE, SCHEMA, BudgetLedger
+from .ledger import RELEASE, BudgetLedger
 from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE, dp_tags
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
 
@@ -188,8 +188,7 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
         raise ParameterError("cap delta (--cap-delta)", "given together with --budget-cap", cap_delta)
     prepass = report.schema_prepass
     if prepass is not None:  # spent when the schema was drafted: in this ledger once, whoever records it
-        ledger.record_spent(kind=SCHEMA, fit_id=prepass.id, fit_run_id=run_id, rho=prepass.rho, epsilon=prepass.epsilon,
-                            delta=prepass.delta_conversion, delta_approx=prepass.delta_approx)
+        ledger.record_prepass(prepass, run_id)
     with ledger.reserve(fit_run_id=run_id, fit_id=report.fit_id, rho=report.rho_spent, epsilon=report.epsilon_spent,
                         delta=report.delta, model=name, kind=RELEASE) as reservation:
         total, cap = reservation.cumulative, reservation.cap

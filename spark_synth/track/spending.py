@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from urllib.parse import unquote, urlparse
 
 from ..errors import UnrecordedSpendWarning
-from .ledger import FIT, SCHEMA, BudgetLedger, Charge, store_location
+from .ledger import FIT, BudgetLedger, Charge, store_location
 
 _WARNED: set[str] = set()
 
@@ -36,8 +36,7 @@ def fit_charge(dataset_id: str, *, fit_id: str, rho: float, epsilon: float, delt
     fit_run_id = run.info.run_id if run is not None else ""
     ledger = BudgetLedger(dataset_id)
     if prepass is not None:
-        ledger.record_spent(kind=SCHEMA, fit_id=prepass.id, fit_run_id=fit_run_id, rho=prepass.rho,
-                            epsilon=prepass.epsilon, delta=prepass.delta_conversion, delta_approx=prepass.delta_approx)
+        ledger.record_prepass(prepass, fit_run_id)
     with ledger.reserve(kind=FIT, fit_id=fit_id, fit_run_id=fit_run_id, rho=rho, epsilon=epsilon, delta=delta) as charge:
         yield charge
 
