@@ -16,8 +16,9 @@ stratified among rows that share the separator's value (:mod:`..stratified`; the
 group), so every bag's counts are its expected counts, rounded.
 
 This module imports neither torch nor :mod:`.graphical` (which does): sampling is post-processing
-and must not pay torch's start-up on every worker. :meth:`TreeStructure.min_fill` rebuilds the same
-rooted decomposition as ``graphical.JunctionTree`` with networkx (imported only there). The module
+and must not pay torch's start-up on every worker. :meth:`TreeStructure.min_fill` is the one
+construction of the rooted min-fill decomposition (networkx, imported only there); the fit's
+``graphical.JunctionTree`` takes its bags from it. The module
 is not called ``sampler``: engine code may import no module whose name holds "sample"
 (``tests/unit/test_architecture.py``, which keeps engines away from ``spark_synth.sample``).
 """
@@ -57,12 +58,15 @@ class TreeStructure:
             raise ValueError("parents must list -1 for the root bag, then an earlier bag for every other bag")
         self.separators = tuple(tuple(v for v in bag if p >= 0 and v in self.bags[p])
                                 for bag, p in zip(self.bags, self.parents))
-        tops = [0] * len(self.sizes)  # bags holding v whose parent does not: exactly one per variable
-        for bag, separator in zip(self.bags, self.separators):
-            for v in set(bag) - set(separator):
-                tops[v] += 1
-        if any(count != 1 for count in tops):
+        tops: dict[int, list[int]] = {}  # bags holding v whose parent does not: exactly one per variable
+        for i, (bag, separator) in enumerate(zip(self.bags, self.separators)):
+            for v in bag:
+                if v not in separator:
+                    tops.setdefault(v, []).append(i)
+        if len(tops) != len(self.sizes) or any(len(found) != 1 for found in tops.values()):
             raise ValueError("every variable must be in a bag, and the bags holding it must be connected")
+        #: each variable's top bag (the one nearest the root that holds it)
+        self.tops: dict[int, int] = {v: found[0] for v, found in tops.items()}
 
     @classmethod
     def min_fill(cls, sizes: Sequence[int], scopes: Iterable[Sequence[int]]) -> TreeStructure:

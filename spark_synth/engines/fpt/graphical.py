@@ -105,6 +105,7 @@ class JunctionTree:
         self.bags: tuple[Scope, ...] = structure.bags
         self.parent: list[int] = list(structure.parents)
         self.separators: tuple[Scope, ...] = structure.separators
+        self.tops = structure.tops  # each variable's top bag
         self._bag_sets = [set(bag) for bag in self.bags]
         # each bag's message axes, fixed by the tree: the bag's axes outside its separator, the
         # separator viewed along the bag's and the parent's axes, and the parent's axes outside it
@@ -121,8 +122,10 @@ class JunctionTree:
         self._graph: PrimalGraph | None = None  # the scopes' graph, for largest_bag_if_added
         self._neighbours: list[list[int]] | None = None  # each bag's neighbours, when first needed
         self._subtrees: dict[frozenset, frozenset] = {}  # _covering_subtree's answers
-        self._tops: dict[int, int] | None = None  # each variable's top bag, and each bag's depth (_pair_path)
-        self._depths: list[int] = []
+        self._depths = [0] * len(self.bags)  # each bag's distance from the root (_pair_path)
+        for i, p in enumerate(self.parent):
+            if p >= 0:
+                self._depths[i] = self._depths[p] + 1
         self.width = max(map(len, self.bags)) - 1
         self.largest_bag_cells = max(map(self.cells, self.bags))
         assert all(self.bag_containing(scope) is not None for scope in self.scopes)
@@ -266,20 +269,14 @@ def _pair_path(tree: JunctionTree, u: int, v: int) -> list[int]:
     separator; when one top lies below the other variable's subtree the path climbs from it to the
     first bag holding that variable, otherwise it joins the two tops through their lowest common
     ancestor. What :func:`_covering_subtree`'s pruning leaves for a pair, in O(depth)."""
-    if tree._tops is None:
-        tree._tops = {w: i for i, (bag, sep) in enumerate(zip(tree.bags, tree.separators)) for w in bag if w not in sep}
-        tree._depths = [0] * len(tree.bags)
-        for i, p in enumerate(tree.parent):
-            if p >= 0:
-                tree._depths[i] = tree._depths[p] + 1
     for low, high in ((u, v), (v, u)):
-        path, i = [], tree._tops[low]
+        path, i = [], tree.tops[low]
         while i >= 0 and high not in tree._bag_sets[i]:
             path.append(i)
             i = tree.parent[i]
         if i >= 0:  # climbing from low's top met a bag holding high
             return path + [i]
-    a, b = tree._tops[u], tree._tops[v]
+    a, b = tree.tops[u], tree.tops[v]
     up, down = [a], [b]
     while a != b:
         if tree._depths[a] >= tree._depths[b]:
