@@ -1,7 +1,8 @@
 """``spark-synth`` command line: ``run``, ``fit`` and ``sample``.
 
 Every command prints one line of JSON on success and exits 0; on bad input it prints one line
-``spark-synth: error: …`` to stderr, exits 2 and writes nothing.
+``spark-synth: error: …`` to stderr, exits 2 and writes nothing. Ctrl-C stops it cleanly: one line
+``spark-synth: interrupted; nothing was written``, exit 130 (:mod:`spark_synth.interrupt`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 
 from .config import MAX_ROWS
 from .errors import InternalError, SparkSynthError
+from .interrupt import EXIT_INTERRUPTED, interrupts
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
@@ -302,28 +304,42 @@ def run_and_report(action, debug: bool = False) -> int:
     prints the whole Python traceback (with the Java stack trace of a Spark failure) before the error line.
     """
     from .logs import DEBUG_NOTICE, show_progress
-    from .session import jvm_console_log, jvm_console_to_log
+    from .session import jvm_console_to_log
 
     if debug:
         print(DEBUG_NOTICE, file=sys.stderr)
     show_progress(debug)
-    try:
-        with jvm_console_to_log():
-            summary = action()
-    except SparkSynthError as exc:
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        print(f"spark-synth: error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_INTERNAL_ERROR if isinstance(exc, InternalError) else EXIT_USER_ERROR
-    except Exception as exc:  # Spark/Java failures: one line, no stack dump of private values (unless --debug)
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        log = jvm_console_log()
-        where = f" (Spark's log: {log})" if log is not None else ""
-        print(f"spark-synth: error: {type(exc).__name__}: {_one_line(exc)}{where}", file=sys.stderr)
-        return EXIT_INTERNAL_ERROR
+    with interrupts() as interrupt:
+        try:
+            with jvm_console_to_log():
+                summary = action()
+        except BaseException as exc:
+            if not interrupt.requested and isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            return _report_failure(exc, interrupt, debug)
     print(json.dumps(summary, default=str))
     return 0
+
+
+def _report_failure(exc: BaseException, interrupt, debug: bool) -> int:
+    """The one error line of a failed command, and its exit code. After Ctrl-C any failure is its
+    consequence (a cancelled Spark job, a KeyboardInterrupt): one line and exit 130."""
+    from .interrupt import message
+    from .session import jvm_console_log
+
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    if interrupt.requested:
+        print(f"spark-synth: {message(interrupt)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if isinstance(exc, SparkSynthError):
+        print(f"spark-synth: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR if isinstance(exc, InternalError) else EXIT_USER_ERROR
+    # Spark/Java failures: one line, no stack dump of private values (unless --debug)
+    log = jvm_console_log()
+    where = f" (Spark's log: {log})" if log is not None else ""
+    print(f"spark-synth: error: {type(exc).__name__}: {_one_line(exc)}{where}", file=sys.stderr)
+    return EXIT_INTERNAL_ERROR
 
 
 def _dispatch(args: argparse.Namespace) -> dict:

@@ -50,13 +50,13 @@ def build_oracle(schema: Schema, privacy_filter: PrivacyFilter, answer: AnswerSo
                 by_columns.setdefault(q.columns, []).append(q)
         missing = [q for q in dict.fromkeys(queries) if q not in cache]
         if missing:
+            clock["scans"] = clock.get("scans", 0) + 1
+            _log.info("measure: pass %d over the table (%d queries)", clock["scans"], len(missing))  # as it starts
             started = time.perf_counter()
             answers = answer(missing)
             elapsed = time.perf_counter() - started
             clock["measure"] = clock.get("measure", 0.0) + elapsed
-            clock["scans"] = clock.get("scans", 0) + 1
             clock.setdefault("scan_seconds", []).append(elapsed)
-            _log.info("measure: pass %d over the table (%d queries)", clock["scans"], len(missing))
             if len(answers) != len(missing):
                 raise InternalError("the answer source returned the wrong number of answers")
             for q, a in zip(missing, answers):

@@ -20,6 +20,7 @@ import yaml
 
 from . import conf
 from .errors import ParameterError
+from .interrupt import reclaim as reclaim_interrupts
 
 #: Whether a Spark JVM started by :func:`get_spark` sends its console output to a log file (see
 #: :func:`jvm_console_to_log`), and the file it went to.
@@ -133,7 +134,9 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: the platform configures Spark
-        return SparkSession.builder.appName("spark-synth").getOrCreate()
+        spark = SparkSession.builder.appName("spark-synth").getOrCreate()
+        reclaim_interrupts()
+        return spark
     remote = os.environ.get("SPARK_REMOTE")
     if remote and not remote.startswith("local"):  # a Spark Connect server: it is configured already
         return SparkSession.builder.remote(remote).getOrCreate()
@@ -180,6 +183,7 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
         # Spark Connect re-applies every setting at run time and warns about the static ones (set at start).
         warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
         spark = builder.getOrCreate()
+    reclaim_interrupts()  # the new SparkContext installed PySpark's SIGINT handler over the CLI's
     if not remote:
         spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -33,6 +33,7 @@ import uuid
 from pathlib import Path
 
 from ..errors import OutputError
+from ..interrupt import note_output
 from . import filesystem
 from .locations import Location, output_location, parse_table_name
 from .provenance import Provenance
@@ -92,6 +93,13 @@ def write_output(spark, df, location: Location, overwrite: bool = False, provena
     ``column_names``: ``df``'s columns when the caller knows them — then ``df`` is not analysed
     before it runs (under Spark Connect, asking an observed DataFrame for its columns loses the
     observation's metrics, e.g. the sampler's filled rows)."""
+    written = _write(spark, df, location, overwrite, provenance, column_names)
+    note_output(written)  # what a Ctrl-C from now on reports as written
+    return written
+
+
+def _write(spark, df, location: Location, overwrite: bool, provenance: Provenance | None,
+           column_names: list[str] | None) -> str:
     if location.is_table:
         _set_aside_unregistered_table(spark, location.target)
         try:
