@@ -2,17 +2,44 @@
 D′ = D + one worst-case row, EVERY output of the user path must be the same on both.
 
 The whole CLI path runs in-process (``spark_synth.cli.main``) on each side — ``run`` (fit → MLflow
-run, pyfunc model, budget ledger → written Delta table → one JSON line) for every engine, plus
-``fit`` (→ saved ``synthesizer.json`` + its MLflow run) and ``sample`` (→ a Delta table from the
-saved model) for the default engine. The lowest-level noise functions
+run, pyfunc model, budget ledger → written Delta table → one JSON line) for every case in
+:data:`CASES`, plus ``fit`` (→ saved ``synthesizer.json`` + its MLflow run) and ``sample`` (→ a
+Delta table from the saved model) for the default engine. The cases:
+
+* ``independent``, ``splice``, ``fpt`` on D, 24 rows (on so few rows SPLICE falls back to its
+  anchors' 1-way product);
+* ``splice-moments``: SPLICE on a 2,000-row table over the same schema (:data:`D_LARGE`), where its
+  whole method runs — 1-way anchors, the adaptive moment query, a first Match, pair anchors each
+  chosen by the exponential mechanism and measured, and two Matches pooled (``fits=2``). Asserted
+  on D's outputs before the diff (:func:`_check_splice_moments`): no fallback line, exactly one
+  moment release and at least two pair anchors in the fit's ``privacy_report.json``, one selection
+  per pair anchor (and as many coupled ``noisy_max`` draws), and both pooled fits' loss curves
+  (``fit.curve.match_loss``, ``fit.curve.match_loss_2``) in the MLflow run;
+* ``dgm`` on the same 2,000 rows: two partitions grouped by DP associations, an FPT and a SPLICE
+  partition (measured on the driver through scoped child oracles, fitted as Spark tasks), joined by
+  the DP validator (the default ``validator=dp``; ``validator=real`` is documented as not covered and
+  is not run). Asserted (:func:`_check_dgm`): the fit summary names the two partitions and engines
+  and the validator's measured pairs; the privacy report holds the 6 association pairs, partition
+  1's releases, partition 2's scoped moment query, one selection and one measurement per validator
+  pair, and no ``not_covered`` entry; the JSON line reports the join.
+
+Every draw of privacy noise is coupled. The two noise primitives
 (:func:`spark_synth.privacy.noise.add_gaussian_noise`, the exact discrete Gaussian, and
-:func:`~spark_synth.privacy.noise.noisy_max`, the exponential mechanism behind ``oracle.select``)
-are patched: on D they run for real and their released outputs are recorded in call order; on D′
-call *i* returns exactly D's *i*-th release, whatever its exact input (the D′ noise is whatever
-makes the release equal D's: for the Gaussian, D's noise shifted by the difference of the exact
-answers, within the sensitivity σ was calibrated to). Under this coupling a private pipeline is a
-function of public inputs, seeds and the releases only, so any remaining difference between the
-two sides is a path from the rows to an output that bypasses the noise — a DP leak.
+:func:`~spark_synth.privacy.noise.noisy_max`, the exponential mechanism behind ``oracle.select``) are
+patched in every module that binds them (``noise``, ``mechanisms``, ``thresholding``): on D they run
+for real and their released outputs are recorded in call order; on D′ call *i* returns exactly D's
+*i*-th release, whatever its exact input (the D′ noise is whatever makes the release equal D's: for
+the Gaussian, D's noise shifted by the difference of the exact answers, within the sensitivity σ was
+calibrated to). DGM draws nothing else: its association pairs, its partitions' engines (through
+child oracles) and its validator (exponential-mechanism selection, then discrete-Gaussian pair
+marginals) all release through the oracle, i.e. ``release_query``/``select_index`` → these two; the
+validator's density ratio is post-processing. To make sure, OpenDP's entry point for running any
+measurement (``opendp.core.measurement_invoke``) is watched: a draw outside the two patched functions
+on the driver fails the test (:func:`test_uncoupled_draw_is_caught`). Work in Spark's Python workers
+(DGM's partition fits, sampling) is outside the patch; noise drawn there would be fresh on each side
+and make the diff fail, so a pass shows it draws none. Under this coupling a private pipeline is a
+function of public inputs, seeds and the releases only, so any remaining difference between the two
+sides is a path from the rows to an output that bypasses the noise — a DP leak.
 
 Compared, after masking only what :data:`MASKED` lists: exit codes, stdout (the JSON line), stderr,
 every file written (the saved model directory; each output Delta table's log, checksums and Parquet
@@ -23,10 +50,10 @@ registered model — the fit runs and the budget ledger's runs alike.
 
 Not exercised: ``run --evaluate`` / ``evaluate`` — evaluation reads real rows, is documented as NOT
 private and logs to its own child run tagged ``not private: reads real rows``; ``--out-of-domain
-error`` (its refusal, naming a column, is a documented one-bit exception). Non-vacuity: the exact
-answers fed to the noise differ between D and D′ on every engine (asserted), and a deliberately
-injected leak (the real row count logged as an MLflow param) makes the diff fail
-(:func:`test_injected_leak_is_caught`).
+error`` (its refusal, naming a column, is a documented one-bit exception); DGM's ``validator=real``
+(documented as not covered). Non-vacuity: the exact answers fed to the noise differ between D and
+D′ in every case (asserted), and a deliberately injected leak (the real row count logged as an
+MLflow param) makes the diff fail (:func:`test_injected_leak_is_caught`).
 """
 
 from __future__ import annotations
@@ -78,12 +105,18 @@ MASKED = {
     # Progress lines on stderr: progress reporting, NOT part of the release. None are expected in
     # process (Spark's console progress bar is the JVM's own stderr), so this masks nothing today.
     "stderr lines matching PROGRESS_LINE": "progress reporting (Spark's console progress bar)",
+    # Not a mask but an ordering: SPLICE's pooled Matches run in threads at once (parallel_fits), and
+    # how their progress lines interleave is thread scheduling — it differs between two runs on the
+    # same table. Each contiguous block of POOLED_FIT_LINE lines is stably sorted by fit number, so
+    # every fit's own lines are still compared, in order, line by line.
+    "order of interleaved stderr lines matching POOLED_FIT_LINE": "thread scheduling of concurrent pooled fits",
 }
 #: Keys whose values are masked wherever they occur (stdout JSON, MLflow objects, artifacts, MLmodel, Delta log).
 MASKED_KEYS = frozenset({"seconds", "timings", "start_time", "end_time", "creation_timestamp", "last_update_timestamp",
                          "last_updated_timestamp", "timestamp", "utc_time_created", "modificationTime", "createdTime"})
 MASKED_METRIC_PREFIX = "seconds_"
 PROGRESS_LINE = re.compile(r"^\[Stage \d+:.*\]\s*$")
+POOLED_FIT_LINE = re.compile(r"^spark-synth: splice Match, fit (\d+)/\d+: ")
 
 # ---- the neighbouring tables ---------------------------------------------------------------------
 SCHEMA = {
@@ -102,11 +135,43 @@ D = [{"age": str(int(_rng.integers(17, 91))), "hours": f"{_rng.uniform(0, 100):.
 WORST_ROW = {"age": "99999999999999999999999", "hours": "-inf", "sex": "Unknown", "edu": ""}
 D_PRIME = D + [WORST_ROW]
 
+
+def _large_table(n: int, seed: int) -> list[dict]:
+    """``n`` rows over the same schema with real dependence (age and hours on edu, hours on sex), so
+    that SPLICE's moments rise above their noise and its pair anchors have something to find."""
+    rng = np.random.default_rng(seed)
+    edu = rng.integers(1, 4, n)
+    sex = rng.choice(np.array(["Female", "Male", ""]), n, p=[0.47, 0.47, 0.06])
+    age = np.clip(np.rint(rng.normal(22 + 9 * edu, 7)), 17, 90).astype(int)
+    hours = np.clip(rng.normal(28 + 6 * edu + 6 * (sex == "Male"), 9), 0, 100)
+    return [{"age": str(a), "hours": f"{h:.1f}", "sex": str(s), "edu": str(e)} for a, h, s, e in zip(age, hours, sex, edu)]
+
+
+#: 2,000 rows: at ε = 1 the DP row count is well above ``min_moment_snr`` (10) × the moments' noise σ
+#: (≈ 500 rows would do for these options), so SPLICE measures its moments and keeps a share for pairs
+#: instead of falling back to its 1-way product as it does on the 24 rows of D.
+D_LARGE = _large_table(2000, 45)
+D_LARGE_PRIME = D_LARGE + [WORST_ROW]
+
 EPSILON, DELTA, ROWS, SEED = "1", "1e-9", "300", "7"
-ENGINES = {
-    "independent": [],
-    "splice": ["components=2", "steps=15", "patience=5", "n_dense=4", "n_sparse=4", "degree=4", "device=cpu", "rake_sweeps=5"],
-    "fpt": ["device=cpu", "iterations=5", "final_iterations=10", "rounds_per_column=0.5", "numeric_groups=4", "cpu_threads=1"],
+SPLICE_SMALL = ["components=2", "steps=15", "patience=5", "n_dense=4", "n_sparse=4", "degree=4", "device=cpu", "rake_sweeps=5"]
+FPT_SMALL = ["device=cpu", "iterations=5", "final_iterations=10", "rounds_per_column=0.5", "numeric_groups=4", "cpu_threads=1"]
+#: One case per id: (engine, its --engine-option values, D). D′ is always D + WORST_ROW.
+CASES = {
+    "independent": ("independent", [], D),
+    # on 24 rows SPLICE falls back to its anchors' 1-way product (no moments, pairs or pooled fits)
+    "splice": ("splice", SPLICE_SMALL, D),
+    "fpt": ("fpt", FPT_SMALL, D),
+    # SPLICE's whole method: 1-way anchors, the (adaptive) moment query, a first Match, pair anchors
+    # chosen by the exponential mechanism and measured, and two pooled Matches (fits=2)
+    "splice-moments": ("splice", [*SPLICE_SMALL, "fits=2"], D_LARGE),
+    # DGM: columns grouped by DP associations into two partitions, one FPT and one SPLICE partition
+    # (measured on the driver through child oracles, fitted as Spark tasks), joined by the DP
+    # validator (the default, validator=dp: cross-partition pairs selected and measured)
+    "dgm": ("dgm", ["n_partitions=2", "engines=[fpt, splice]",
+                    "engine_options=[{device: cpu, iterations: 5, final_iterations: 10, rounds_per_column: 0.5, "
+                    "numeric_groups: 4, cpu_threads: 1}, {components: 2, steps: 15, patience: 5, n_dense: 4, n_sparse: 4, "
+                    "degree: 4, device: cpu, rake_sweeps: 5}]", "swap_sweeps=10"], D_LARGE),
 }
 
 
@@ -114,14 +179,30 @@ ENGINES = {
 class CoupledNoise:
     """Patches the noise functions: ``record`` runs them and records each release in call order;
     ``replay`` returns the recorded releases in the same order, ignoring the exact input (only its
-    shape must match). Both keep the exact inputs, so the test can show they differ."""
+    shape must match). Both keep the exact inputs, so the test can show they differ.
+
+    Every module binding of the two noise primitives is patched (``noise`` itself and each
+    ``spark_synth`` module that imported them by name: ``mechanisms``, ``thresholding``), and OpenDP's
+    own entry point for running a measurement (``opendp.core.measurement_invoke``, behind
+    ``Measurement.__call__`` and ``.invoke``) is watched: a draw from any OpenDP measurement outside
+    the two patched functions would be privacy noise the coupling does not cover, and
+    :meth:`check_complete` fails on it, naming the caller."""
 
     def __init__(self, monkeypatch):
+        import sys
+
+        import opendp.core
+
+        from spark_synth.privacy import thresholding  # noqa: F401  (imported so its binding is patched too)
+
         self.mode = "record"
         self.releases: list[tuple[str, tuple, object]] = []
         self.exact: dict[str, list] = {"record": [], "replay": []}
         self.cursor = 0
+        self.uncoupled: list[str] = []
+        self._inside = 0
         real_gaussian, real_max = noise.add_gaussian_noise, noise.noisy_max
+        real_invoke = opendp.core.measurement_invoke
 
         def add_gaussian_noise(values, measurement, integer):
             return self._release("gaussian", np.asarray(values).copy(), lambda: real_gaussian(values, measurement, integer))
@@ -129,14 +210,35 @@ class CoupledNoise:
         def noisy_max(measurement, scores):
             return self._release("noisy_max", np.asarray(scores, dtype=np.float64).copy(), lambda: real_max(measurement, scores))
 
-        for module in (noise, mechanisms):  # mechanisms imported the names: patch both bindings
-            monkeypatch.setattr(module, "add_gaussian_noise", add_gaussian_noise)
-            monkeypatch.setattr(module, "noisy_max", noisy_max)
+        def measurement_invoke(measurement, arg):
+            if not self._inside:
+                import traceback
+
+                caller = next((f"{f.filename}:{f.lineno} ({f.name})" for f in reversed(traceback.extract_stack()[:-1])
+                               if "/spark_synth/" in f.filename), "outside spark_synth")
+                self.uncoupled.append(caller)
+            return real_invoke(measurement, arg)
+
+        self.patched = []
+        for name, module in sorted(sys.modules.items()):
+            if (name == "spark_synth" or name.startswith("spark_synth.")) and module is not None:
+                for attr, real, fake in (("add_gaussian_noise", real_gaussian, add_gaussian_noise), ("noisy_max", real_max, noisy_max)):
+                    if getattr(module, attr, None) is real:
+                        monkeypatch.setattr(module, attr, fake)
+                        self.patched.append(f"{name}.{attr}")
+        assert {"spark_synth.privacy.noise.add_gaussian_noise", "spark_synth.privacy.mechanisms.add_gaussian_noise",
+                "spark_synth.privacy.thresholding.add_gaussian_noise", "spark_synth.privacy.noise.noisy_max",
+                "spark_synth.privacy.mechanisms.noisy_max"} <= set(self.patched), self.patched
+        monkeypatch.setattr(opendp.core, "measurement_invoke", measurement_invoke)
 
     def _release(self, kind: str, exact: np.ndarray, real):
         self.exact[self.mode].append((kind, exact))
         if self.mode == "record":
-            out = real()
+            self._inside += 1
+            try:
+                out = real()
+            finally:
+                self._inside -= 1
             self.releases.append((kind, exact.shape, np.copy(out) if isinstance(out, np.ndarray) else out))
             return out
         assert self.cursor < len(self.releases), f"D′ made more noise calls than D ({kind} call {self.cursor}): a data-dependent path"
@@ -152,6 +254,11 @@ class CoupledNoise:
     def check_complete(self) -> None:
         assert self.releases, "no noise call was intercepted: the patch missed the mechanisms"
         assert self.cursor == len(self.releases), f"D′ made {self.cursor} noise calls, D {len(self.releases)}"
+        assert not self.uncoupled, f"OpenDP measurements invoked outside the coupled noise functions: {self.uncoupled}"
+
+    def count(self, kind: str) -> int:
+        """How many releases of ``kind`` (``gaussian``, ``noisy_max``) D made."""
+        return sum(k == kind for k, _, _ in self.releases)
 
     def exact_answers_differ(self) -> bool:
         """Every Gaussian release's exact answer differs between D and D′ (the added row lands in
@@ -177,7 +284,23 @@ def _cli(capfd, argv: list[str]) -> dict:
     lines = out.splitlines()
     return {"argv": argv, "exit_code": code, "stdout_lines": len(lines),
             "stdout": json.loads(lines[0]) if code == 0 and len(lines) == 1 else out,
-            "stderr": [line for line in err.splitlines() if not PROGRESS_LINE.match(line)]}
+            "stderr": _by_fit([line for line in err.splitlines() if not PROGRESS_LINE.match(line)])}
+
+
+def _by_fit(lines: list[str]) -> list[str]:
+    """``lines`` with each contiguous block of pooled fits' progress lines (POOLED_FIT_LINE) stably
+    sorted by fit number: concurrent fits interleave by thread scheduling, not by the data."""
+    out, block = [], []
+    for line in [*lines, None]:
+        match = POOLED_FIT_LINE.match(line) if line is not None else None
+        if match:
+            block.append((int(match.group(1)), line))
+            continue
+        out += [text for _, text in sorted(block, key=lambda item: item[0])]
+        block = []
+        if line is not None:
+            out.append(line)
+    return out
 
 
 def _table(spark, path: str) -> dict:
@@ -408,13 +531,14 @@ def _short(value) -> str:
 
 
 # ---- the tests -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("engine", list(ENGINES))
-def test_coupled_noise_diff(engine, tmp_path, spark, capfd, monkeypatch, empty_store):
+@pytest.mark.parametrize("case", list(CASES))
+def test_coupled_noise_diff(case, tmp_path, spark, capfd, monkeypatch, empty_store):
+    engine, options, table = CASES[case]
     coupling = CoupledNoise(monkeypatch)
-    fit_and_sample = engine == "independent"  # the save/load path is engine-agnostic: once is enough
+    fit_and_sample = case == "independent"  # the save/load path is engine-agnostic: once is enough
     side = dict(spark=spark, capfd=capfd, monkeypatch=monkeypatch, empty_store=empty_store, engine=engine,
-                options=ENGINES[engine], commands=("run", "fit", "sample") if fit_and_sample else ("run",))
-    side_d = run_side(D, "D", tmp_path, **side)
+                options=options, commands=("run", "fit", "sample") if fit_and_sample else ("run",))
+    side_d = run_side(table, "D", tmp_path, **side)
     if engine == "fpt" and side_d["cli"]["run"]["exit_code"] != 0:
         pytest.skip(f"`--engine fpt` does not work yet (being built by someone else): {side_d['cli']['run']['stderr']}")
     for name, call in side_d["cli"].items():
@@ -424,8 +548,9 @@ def test_coupled_noise_diff(engine, tmp_path, spark, capfd, monkeypatch, empty_s
         assert all(line.startswith("spark-synth: ") and not line.startswith("spark-synth: error")
                    for line in call["stderr"]), (name, call["stderr"])
     assert any("measure: pass 1 over the table" in line for line in side_d["cli"]["run"]["stderr"])
+    MACHINERY.get(case, lambda *_: None)(side_d, coupling)
     coupling.replay()
-    side_d_prime = run_side(D_PRIME, "D-prime", tmp_path, **side)
+    side_d_prime = run_side(table + [WORST_ROW], "D-prime", tmp_path, **side)
     coupling.check_complete()
     # Not vacuous: the exact answers behind the releases differ (D′ has one more row), and the
     # outputs are all there: one MLflow run per fit, each with its artifacts and a logged model,
@@ -440,6 +565,78 @@ def test_coupled_noise_diff(engine, tmp_path, spark, capfd, monkeypatch, empty_s
     assert [t["count"] for t in side_d["tables"].values()] == [int(ROWS)] * (1 + fit_and_sample)
     differences = diff(side_d, side_d_prime)
     assert differences == [], "outputs differ under coupled noise (a path bypassing the noise):\n" + "\n".join(differences)
+
+
+# ---- the engines' machinery really ran (checked on D's outputs, before the diff) ---------------------
+def _fit_run(side: dict) -> dict:
+    (run,) = side["mlflow"]["experiments"]["spark-synth"]["runs"]
+    return run
+
+
+def _releases(side: dict) -> list[dict]:
+    """The fit's privacy report, as logged to its MLflow run: every release in order."""
+    return _fit_run(side)["artifacts"]["privacy_report.json"]["releases"]
+
+
+def _splice_machinery(releases: list[dict], scope: str = "") -> dict:
+    """SPLICE's releases within ``scope``: the moment query measured, the pair anchors (2-way
+    marginals) each chosen by one exponential-mechanism selection and measured."""
+    mine = [r for r in releases if r.get("scope", "") == scope]
+    moments = [r for r in mine if r["kind"] == "measurement" and r["name"] == "sliced-chebyshev-moments"]
+    selections = [r for r in mine if r["kind"] == "selection"]
+    pairs = [r for r in mine if r["kind"] == "measurement" and r["name"].startswith("marginal") and "," in r["name"]]
+    return {"moments": len(moments), "selections": len(selections), "pairs": len(pairs)}
+
+
+def _check_splice_moments(side: dict, coupling: CoupledNoise) -> None:
+    stderr = side["cli"]["run"]["stderr"]
+    assert not any("too few rows" in line for line in stderr), stderr  # no fallback to the 1-way product
+    assert any("splice: pair anchors" in line for line in stderr), stderr
+    found = _splice_machinery(_releases(side))
+    assert found["moments"] == 1 and found["selections"] >= 2 and found["pairs"] == found["selections"], found
+    assert coupling.count("noisy_max") == found["selections"]
+    # two Matches pooled (fits=2): each logs its loss curve
+    curves = {k for k in _fit_run(side)["metric_history"] if k.startswith("fit.curve.match_loss")}
+    assert curves == {"fit.curve.match_loss", "fit.curve.match_loss_2"}, curves
+
+
+def _check_dgm(side: dict, coupling: CoupledNoise) -> None:
+    run = _fit_run(side)
+    summary = run["artifacts"]["fit_summary.json"]
+    assert summary["validator"] == "dp" and summary["engines"] == ["fpt", "splice"] and len(summary["partitions"]) == 2, summary
+    assert summary["validator_pairs"] and summary["validator_rho"] > 0, summary
+    report = run["artifacts"]["privacy_report.json"]
+    assert report["dp_guarantee"] is True and not any(r["kind"] == "not_covered" for r in report["releases"]), report
+    scopes = {}
+    for r in report["releases"]:
+        scopes.setdefault((r.get("scope", ""), r["kind"]), []).append(r)
+    # the association pairs that grouped the columns, both partitions' engines, the validator's pairs
+    assert len(scopes[("association", "measurement")]) == 6, sorted(scopes)  # every pair of the 4 columns
+    assert scopes[("partition1", "measurement")], sorted(scopes)  # FPT's 1-way tables (and its rounds)
+    assert _splice_machinery(report["releases"], "partition2")["moments"] == 1, sorted(scopes)  # SPLICE's scoped moments
+    n_pairs = len(summary["validator_pairs"])
+    assert len(scopes[("validator", "selection")]) == len(scopes[("validator", "measurement")]) == n_pairs, sorted(scopes)
+    assert coupling.count("noisy_max") >= n_pairs
+    assert side["cli"]["run"]["stdout"]["join"], side["cli"]["run"]["stdout"]
+
+
+#: Per case, what shows the engine's own machinery ran (not a fallback).
+MACHINERY = {"splice-moments": _check_splice_moments, "dgm": _check_dgm}
+
+
+def test_uncoupled_draw_is_caught(monkeypatch):
+    """The coupling has no blind spot on the driver: a draw from an OpenDP measurement that does not
+    go through the patched noise functions (here one made directly, as an engine calling OpenDP itself
+    would) fails :meth:`CoupledNoise.check_complete`; draws through them do not."""
+    coupling = CoupledNoise(monkeypatch)
+    measurement, _, _ = noise.calibrated_measurement(0.5, 1, integer=True)
+    released = mechanisms.add_gaussian_noise(np.array([3, 4]), measurement, integer=True)  # coupled: recorded on D
+    coupling.replay()
+    assert np.array_equal(mechanisms.add_gaussian_noise(np.array([3, 5]), measurement, integer=True), released)  # and replayed on D′
+    coupling.check_complete()
+    measurement([3, 5])  # uncoupled
+    with pytest.raises(AssertionError, match="OpenDP measurements invoked outside the coupled noise functions"):
+        coupling.check_complete()
 
 
 def test_injected_leak_is_caught(tmp_path, spark, capfd, monkeypatch, empty_store):
