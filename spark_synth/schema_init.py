@@ -10,7 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import OutputError, ParameterError
+from .logs import layer
 from .schema.draft import declared_columns, draft_column, pick_columns, render_yaml
+
+_LOG = layer("schema")
 
 
 def init_schema(*, input: str, output: str, columns: list[str] | None = None, exclude: list[str] | None = None,
@@ -20,7 +23,8 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
 
     Without ``dp_epsilon`` only the declared names and types are read (no data row). With it, a DP
     pre-pass (:mod:`spark_synth.prepass`) at (``dp_epsilon``, ``dp_delta``) fills in types, bounds and
-    categories; its cost is recorded in the file and, with MLflow on, charged to the table's ledger:
+    categories; bounds to check by hand are named in ``warnings`` (also comments in the file and
+    warning records on stderr); its cost is recorded in the file and, with MLflow on, charged to the table's ledger:
     reserved before any row is read, a charge once noise is drawn (it then counts even if the file
     is never written).
     """
@@ -43,7 +47,7 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
     picked = pick_columns(declared_columns(df.schema, from_csv), columns, exclude)
     drafted = [draft_column(c) for c in picked]
     notes = {c.name: f"declared {'as CSV text (type not declared)' if from_csv else c.spark_type}" for c in picked}
-    prepass, ledger = None, None
+    prepass, ledger, warnings = None, None, {}
     if dp_epsilon is not None:
         from .commands import dataset_key
         from .prepass import DEFAULT_DELTA, plan_prepass, run_prepass
@@ -66,14 +70,18 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
                 charge.settle(rho=result.cost.rho, epsilon=result.cost.epsilon)
                 ledger = charged(charge)
         drafted = [result.columns.get(c["name"], c) for c in drafted]
-        notes = {**notes, **result.notes}
+        notes, warnings = {**notes, **result.notes}, result.warnings
         prepass = {**result.cost.to_dict(), "input": str(input), "dataset_id": dataset}
-    text = render_yaml(drafted, source=str(input), notes=notes, prepass=prepass)
+    text = render_yaml(drafted, source=str(input), notes=notes, prepass=prepass, warnings=warnings)
     _check_roundtrip(text, drafted)
     write_atomically(target, text)
     todo = [c["name"] for c in drafted if _has_todo(c)]
+    flat = [line for name in warnings for line in warnings[name]]
+    for line in flat:  # DP outputs (post-processing of the pre-pass's noise): fine to show
+        _LOG.warning(line)
     return {"command": "schema init", "input": str(input), "output": str(target.resolve()), "columns": len(drafted),
-            "todo": todo, "dp_prepass": prepass, "ledger": ledger, "seconds": round(time.perf_counter() - started, 3)}
+            "todo": todo, "dp_prepass": prepass, "ledger": ledger, "warnings": flat,
+            "seconds": round(time.perf_counter() - started, 3)}
 
 
 def check_schema_output(output: str, overwrite: bool) -> Path:

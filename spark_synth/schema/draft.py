@@ -126,9 +126,10 @@ DP_HEADER = """\
 
 
 def render_yaml(columns: list[dict], *, source: str, notes: dict[str, str] | None = None,
-                prepass: dict | None = None) -> str:
-    """The schema file's text: the public-data header, then one entry per column with its note."""
-    notes = notes or {}
+                prepass: dict | None = None, warnings: dict[str, list[str]] | None = None) -> str:
+    """The schema file's text: the public-data header, then one entry per column with its note and
+    a ``# CHECK:`` line for each of its ``warnings`` (bounds to edit by hand)."""
+    notes, warnings = notes or {}, warnings or {}
     parts = [HEADER.format(source=source)]
     if prepass is not None:
         parts.append(DP_HEADER)
@@ -137,6 +138,8 @@ def render_yaml(columns: list[dict], *, source: str, notes: dict[str, str] | Non
     for column in columns:
         if column["name"] in notes:
             parts.append(f"  # {_one_line(column['name'])}: {notes[column['name']]}\n")
+        for warning in warnings.get(column["name"], ()):
+            parts.append(f"  # CHECK: {_one_line(warning)}\n")
         text = yaml.safe_dump([column], sort_keys=False, default_flow_style=None, width=10**6, allow_unicode=True)
         parts.append("".join(f"  {line}\n" for line in text.splitlines()))
     return "".join(parts)

@@ -87,3 +87,15 @@ def test_bad_dp_parameters_name_the_flag_before_anything_is_read(tmp_path, epsil
         init_schema(input=str(tmp_path / "absent.csv"), output=str(tmp_path / "s.yaml"), dp_epsilon=epsilon,
                     dp_delta=delta, spark=object())  # never used: refused first
     assert list(tmp_path.iterdir()) == []
+
+
+def test_dp_warnings_render_as_check_comments_under_the_note():
+    columns = [{"name": "flag", "type": "integer", "min": 0, "max": 1},
+               {"name": "charge", "type": "continuous", "min": 0.0, "max": 16777216.0}]
+    warning = "column 'charge': 'max: 16777216' comes from values 9 powers of two away ... edit 'max' by hand"
+    text = render_yaml(columns, source="t.csv", notes={"flag": "DP bounds; a 0/1 column", "charge": "DP bounds"},
+                       warnings={"charge": [warning, "second\nline"]})
+    assert yaml.safe_load(text)["columns"] == columns
+    assert (f"  # charge: DP bounds\n  # CHECK: {warning}\n  # CHECK: second line\n"
+            "  - {name: charge, type: continuous, min: 0.0, max: 16777216.0}\n") in text
+    assert "CHECK" not in text.split("# charge:")[0]  # the 0/1 column has none
