@@ -58,7 +58,9 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             params["fit_on"] = "train part (evaluate)"
         synth.mlflow_run_id_ = tracker.run_id  # recorded on the output (None without MLflow)
         # the fit is charged already (and stays charged): logging and writing cannot undo it
+        warnings = synth.check_columns()  # an output that would hide a failure is refused before anything is logged
         tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(), synth.model_.loss_curves())
+        tracker.log_columns(synth.column_shares_, warnings)
         tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
         write_started = time.perf_counter()
         written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark)
@@ -93,6 +95,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "mlflow_run_id": tracker.run_id,
         "dataset_id": dataset,
         "ledger": synth.ledger_,
+        **_columns(synth, warnings),
         **_join(synth),
         **extra,
     }
@@ -121,7 +124,9 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         tracker.check_room(synth)
         _fit_from_input(synth, spark, input, parsed, tracker.dataset)
         synth.mlflow_run_id_ = tracker.run_id  # saved with the model: `sample` records it on its outputs
+        warnings = synth.check_columns()  # a model whose output would hide a failure is not saved
         tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(), synth.model_.loss_curves())
+        tracker.log_columns(synth.column_shares_, warnings)
         saved = synth.save(model)
         tracker.log_model_dir(saved)
         tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
@@ -130,7 +135,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
             "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_schema_delta(report), **_not_covered(report),
             "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
-            "ledger": synth.ledger_}
+            "ledger": synth.ledger_, **_columns(synth, warnings)}
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
@@ -167,7 +172,13 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     report = synth.privacy_report_  # sampling spends nothing; the rows carry the fit's guarantee, or its lack
     return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
             "epsilon_spent": 0.0, "dp_guarantee": report.dp_guarantee, **_not_covered(report), **origin,
-            "seconds": round(time.perf_counter() - started, 3), **_join(synth)}
+            "seconds": round(time.perf_counter() - started, 3), **_columns(synth, synth.check_columns()), **_join(synth)}
+
+
+def _columns(synth: Synthesizer, warnings: list[str]) -> dict:
+    """The summary's ``null_share`` (each nullable column's share of nulls in what the model writes;
+    DP) and its ``warnings`` when there are any (:meth:`Synthesizer.check_columns`)."""
+    return {"null_share": synth.column_shares_.null, **({"warnings": warnings} if warnings else {})}
 
 
 def _join(synth: Synthesizer) -> dict:
@@ -229,6 +240,15 @@ class _Tracker:
 
             log_fit(params, report, timings, curves)
             _log_fit_summary(summary)
+
+    def log_columns(self, shares, warnings: list[str]) -> None:
+        """``column_shares.json`` (null and substitute shares of what the model writes; DP) and the warnings."""
+        if self.run_id:
+            import mlflow
+
+            mlflow.log_dict({**shares.to_dict(), "warnings": warnings}, "column_shares.json")
+            if warnings:
+                mlflow.set_tag("spark_synth.warnings", str(len(warnings)))
 
     def log_output(self, location: str, rows: int, seed: int, timings: dict, join: dict | None = None) -> None:
         if self.run_id:

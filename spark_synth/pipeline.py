@@ -122,14 +122,42 @@ class Synthesizer:
         self.timings_ = {"measure": measure, "noise": noise, "fit": max(total - measure - noise, 0.0)}
         return self
 
+    # ---- what the model writes ----------------------------------------------------------
+    @property
+    def column_shares_(self):
+        """Each column's share of nulls (nullable) or of the ``clip`` substitute (the others) in what
+        this model writes: a :class:`~spark_synth.sample.column_shares.ColumnShares`, DP (read off
+        the model; see :mod:`spark_synth.sample.column_shares`)."""
+        from .sample.column_shares import column_shares
+
+        self._check_fitted()
+        if getattr(self, "_shares", None) is None or self._shares[0] is not self.model_:
+            self._shares = (self.model_, column_shares(self.model_, self.schema_))
+        return self._shares[1]
+
+    def check_columns(self) -> list[str]:
+        """Refuse (:class:`~spark_synth.errors.DataValidationError`) when a nullable column would come
+        out (almost) all null — typically a column declared with the wrong type under ``clip`` — and
+        return the warnings for mostly-null or constant columns (logged once per model)."""
+        from .sample.column_shares import check
+
+        warnings = check(self.column_shares_, self.schema_)
+        if getattr(self, "_warned", None) is not self.model_:
+            self._warned = self.model_
+            for warning in warnings:
+                _log.warning("WARNING: %s", warning)
+        return warnings
+
     # ---- sample --------------------------------------------------------------------------
     def sample(self, n_rows: int, seed: int | None = None, spark=None, partitions: int | None = None):
-        """A Spark DataFrame of ``n_rows`` synthetic rows (costs no privacy budget)."""
+        """A Spark DataFrame of ``n_rows`` synthetic rows (costs no privacy budget). Refused, before
+        anything runs, when a column would be (almost) all null (:meth:`check_columns`)."""
         from .sample import generate_rows
 
         self._check_fitted()
         check_rows(n_rows)
         check_seed(seed)
+        self.check_columns()
         if spark is None:
             from .session import get_spark
 
