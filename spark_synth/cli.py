@@ -181,8 +181,9 @@ columns (all text) `type: TODO`. Fill
 the TODOs from public knowledge; `spark-synth run` refuses a schema with a TODO left, naming
 the column. Everything in the file is treated as public.
 
-With --dp-bounds EPSILON a differentially private pre-pass reads the values: numeric, date and
-timestamp bounds by DP quantiles (dates on a public grid of days, timestamps of hours), categories by a DP thresholded count (a category is kept only if its noisy count clears
+With --dp-bounds EPSILON a differentially private pre-pass reads the values: numeric bounds by a
+noisy histogram over powers of two (coarse to fine; bounds to check are named on stderr and in the file),
+date and timestamp bounds by DP quantiles (dates on a public grid of days, timestamps of hours), categories by a DP thresholded count (a category is kept only if its noisy count clears
 a threshold set by --dp-delta), and a CSV column's type by DP counts of numeric vs other values.
 It is (EPSILON, DP_DELTA)-DP; its cost (rho, delta) is written in the file and, with MLflow on,
 charged to the table's budget ledger, and its thresholding delta is added to every fit that uses
