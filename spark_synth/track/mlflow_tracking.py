@@ -72,10 +72,32 @@ def use_store(home: Path | None = None) -> str:
     if uri.startswith("sqlite:"):
         check_sql_store(uri)
         home.mkdir(parents=True, exist_ok=True)
+        warn_of_directory_store(home)
     mlflow.set_tracking_uri(uri)
     if on_databricks() and not os.environ.get("MLFLOW_REGISTRY_URI"):
         mlflow.set_registry_uri("databricks-uc")
     return uri
+
+
+_WARNED_STORES: set[Path] = set()
+
+
+def warn_of_directory_store(home: Path) -> None:
+    """Say once (per process) that ``./.spark-synth/mlflow.db`` — the per-directory default store of
+    spark-synth before the store moved to ``~/.spark-synth`` — holds ledgers this store does not count."""
+    if os.environ.get("SPARK_SYNTH_HOME"):
+        return  # chosen explicitly
+    old = (Path.cwd() / ".spark-synth").resolve()
+    if old == home.resolve() or old in _WARNED_STORES or not (old / "mlflow.db").is_file():
+        return
+    _WARNED_STORES.add(old)
+    from ..logs import layer
+
+    layer("track").warning(
+        "WARNING: %s holds an MLflow store of an older spark-synth (the store was per working directory then): its "
+        "runs and budget ledgers are NOT counted in this one (%s). Run with SPARK_SYNTH_HOME=%s to use it, or merge "
+        "it by hand; `spark-synth budget --source-table T` shows a table's total in the store it runs against",
+        old / "mlflow.db", home / "mlflow.db", old)
 
 
 def ensure_experiment(name: str, home: Path | None = None) -> str:

@@ -237,11 +237,13 @@ def test_the_default_ledger_is_per_user_not_per_working_directory(tmp_path, monk
            if k not in ("SPARK_SYNTH_HOME", "MLFLOW_TRACKING_URI", "SPARK_SYNTH_LEDGER_PREFIX", "DATABRICKS_RUNTIME_VERSION")}
     env["HOME"] = str(user)
 
-    def budget(cwd: Path, *extra: str) -> dict:
+    def budget(cwd: Path, *extra: str, stderr: list | None = None) -> dict:
         done = subprocess.run([sys.executable, "-c", "import sys; from spark_synth.cli import main; sys.exit(main())",
                                "budget", "--source-table", "main.hr.salaries", *extra],
                               cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
+        if stderr is not None:
+            stderr += done.stderr.splitlines()
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     set_here = budget(here, "--budget-cap", "2", "--cap-delta", "1e-9")
@@ -252,6 +254,18 @@ def test_the_default_ledger_is_per_user_not_per_working_directory(tmp_path, monk
     assert (user / ".spark-synth" / "mlflow.db").is_file()
     assert not (here / ".spark-synth").exists() and not (there / ".spark-synth").exists()
     assert rho_from_epsilon(2.0, 1e-9) == pytest.approx(seen_there["cap"]["rho"])
+    # a project holding an older spark-synth's per-directory store is told its ledgers are not counted
+    legacy = tmp_path / "legacy_project"
+    (legacy / ".spark-synth").mkdir(parents=True)
+    shutil.copy(user / ".spark-synth" / "mlflow.db", legacy / ".spark-synth" / "mlflow.db")
+    said: list[str] = []
+    assert budget(legacy, stderr=said)["store"] == expected
+    warning = [line for line in said if line.startswith("spark-synth: WARNING:")]
+    assert len(warning) == 1 and str((legacy / ".spark-synth" / "mlflow.db").resolve()) in warning[0], said
+    assert "NOT counted" in warning[0] and f"SPARK_SYNTH_HOME={(legacy / '.spark-synth').resolve()}" in warning[0]
+    quiet: list[str] = []
+    budget(there, stderr=quiet)
+    assert not [line for line in quiet if "WARNING" in line], quiet
 
     from spark_synth.session import store_home
 
