@@ -152,7 +152,7 @@ def _latin1_values(ws):
     ws.args["--out-of-domain"] = "error"
 
 
-def _yes_no(n: int = 2000) -> list[str]:
+def _yes_no(n: int = 6000) -> list[str]:
     return ["yes" if i % 3 else "no" for i in range(n)]
 
 
@@ -168,7 +168,7 @@ def _latin1_values_clipped(ws):
     schema = {"columns": [{"name": "age", "type": "integer", "min": 0, "max": 99},
                           {"name": "city", "type": "categorical", "categories": ["Zürich", "Genève"]}]}
     ws.tiny_input(schema=schema)
-    rows = "age,city\n" + "".join(f"{20 + i % 60},{'Zürich' if i % 2 else 'Genève'}\n" for i in range(2000))
+    rows = "age,city\n" + "".join(f"{20 + i % 60},{'Zürich' if i % 2 else 'Genève'}\n" for i in range(6000))
     ws.args["--input"] = ws.file("latin1_values.csv", rows, encoding="latin-1")
 
 
@@ -329,9 +329,9 @@ CASES = {
     "input-utf16-csv": Case(_utf16_csv, ("UTF-16", "UTF-8")),
     "input-latin1-header": Case(_latin1_header, ("not UTF-8", "Latin-1")),
     "input-latin1-values-refused": Case(_latin1_values, ("['city']", "outside their declared domain")),
-    "input-wrong-type-all-null": Case(_wrong_type_column, ("'smoker' 100% null", "integer in [0, 1]", "declared type",
+    "input-wrong-type-all-null": Case(_wrong_type_column, ("column(s) 'smoker' ", "% null (integer in [0, 1])", "declared type",
                                                            "Nothing was written")),
-    "input-latin1-values-clipped-all-null": Case(_latin1_values_clipped, ("'city' 100% null", "encoding")),
+    "input-latin1-values-clipped-all-null": Case(_latin1_values_clipped, ("column(s) 'city' ", "% null (categorical", "encoding")),
     "input-duplicate-columns": Case(_duplicate_columns, ("duplicate column names ['age']", "each column appears once")),
     "input-duplicate-columns-ignoring-case": Case(_duplicate_columns_case, ("duplicate column names", "Colour")),
     "input-unnamed-column": Case(_unnamed_column, ("unnamed column", "column 2")),
