@@ -12,11 +12,14 @@ excluded), rounds, largest bag's cells, TVDs.
 
     python benchmarks/fpt_tall.py --dataset adult --copies 1 3 25 250 --fits 2
     python benchmarks/fpt_tall.py --dataset adult --copies 25 --variant '' --variant max_model_cells=2000000
+    python benchmarks/fpt_tall.py --dataset DIR/wide108 --copies 1 --profile 30   # where the fit's time goes
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import sys
 import time
 from pathlib import Path
@@ -36,6 +39,8 @@ def main(argv=None) -> int:
     parser.add_argument("--variant", action="append", default=None,
                         help="engine options 'NAME=VALUE[,NAME=VALUE]' ('' for the defaults); repeatable")
     parser.add_argument("--tstr", action="store_true", help="also score TSTR (slower)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="profile each fit (cProfile) and print its N most expensive calls, by cumulative time")
     args = parser.parse_args(argv)
     variants = args.variant if args.variant is not None else [""]
 
@@ -53,9 +58,15 @@ def main(argv=None) -> int:
                 engine = get_engine("fpt", **options)
                 oracle = private_oracle(split, args.epsilon, copies)
                 oracle.prepare(engine.planned_queries(split.schema))  # the scan, outside the fit's time
+                profiler = cProfile.Profile() if args.profile else None
                 started = time.perf_counter()
+                if profiler is not None:
+                    profiler.enable()
                 model = engine.fit_measurements(split.schema, engine.measure(split.schema, oracle))
                 seconds = time.perf_counter() - started
+                if profiler is not None:  # cProfile's overhead inflates many small calls: read it as shares
+                    profiler.disable()
+                    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
                 rng = np.random.default_rng(run)
                 coded = coded_rows(model.sample_codes(split.real.train.n, rng), split, rng)
                 tvds = harness.marginal_tvds(split.real.train, coded, split.bench_schema)
