@@ -101,3 +101,34 @@ def test_column_names_with_dots_and_spaces_are_names_not_paths(spark):
     df = spark.createDataFrame(pd.DataFrame({"emp.var.rate": [1, 3, 3], "odd name": ["a", "b", None]}))
     rate, odd = count_marginals(df, schema, [("emp.var.rate",), ("odd name",)])
     assert rate.tolist() == [0, 1, 0, 2, 0] and odd.tolist() == [1, 1, 1]
+
+
+def test_sums_reach_the_driver_as_columns_with_or_without_arrow(spark):
+    """The summed (query, cell) answers come back as int64 columns through Arrow (pyspark >= 4) and,
+    on a session without ``toArrow``, as collected rows: the same arrays either way."""
+    from spark_synth.measure.answers import _int64_columns
+
+    frame = spark.createDataFrame([(0, 3, 2**62), (1, 0, -5), (-1, 0, 7)], "query int, cell long, total long")
+
+    class RowsOnly:  # what a pyspark 3.5 DataFrame offers
+        def collect(self):
+            return frame.collect()
+
+    arrow = _int64_columns(frame, ("query", "cell", "total"))
+    rows = _int64_columns(RowsOnly(), ("query", "cell", "total"))
+    for a, b in zip(arrow, rows):
+        assert a.dtype == b.dtype == np.int64 and a.tolist() == b.tolist()
+    assert arrow[2].tolist() == [2**62, -5, 7]
+
+
+def test_sums_past_2_62_are_clamped_in_spark_as_on_the_driver(spark):
+    """The Spark path clamps each exact (DECIMAL) sum to ±2^62 before it becomes an int64, as
+    ``clamp_sum`` does for the pandas path: the same answers as ``answer_frame``."""
+    from spark_synth.measure import answer_frame, answer_queries
+    from spark_synth.queries import MomentQuery
+    from tests.unit.test_splice_privacy import _extreme_rows
+
+    schema, frame = _extreme_rows(40960, 32768)
+    query = MomentQuery(name="m", directions=np.ones((1, 1)), degree=2, fraction_bits=48)
+    (on_spark,) = answer_queries(spark.createDataFrame(frame).repartition(3), schema, [query])
+    assert on_spark.tolist() == answer_frame(frame, schema, [query])[0].tolist() == [[8192 * 2**48, 2**62]]
