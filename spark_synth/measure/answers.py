@@ -209,7 +209,7 @@ def answer_frame(frame: pd.DataFrame, schema: Schema, queries: Sequence[Query],
         return []
     shapes = [accumulator(schema, q).shape for q in queries]
     (partial,) = list(partition_scan(schema, list(queries), OutOfDomainPolicy(policy))(iter([frame[list(schema.names)]])))
-    return _assemble(schema, queries, shapes, partial.itertuples(index=False, name=None))
+    return _assemble_sums(schema, shapes, *_exact_sums(partial.itertuples(index=False, name=None)))
 
 
 def clamp_sum(total: int) -> int:
@@ -223,8 +223,8 @@ def clamp_sums(values) -> np.ndarray:
 
 
 def _assemble_sums(schema: Schema, shapes, query: np.ndarray, cell: np.ndarray, total: np.ndarray) -> list[np.ndarray]:
-    """:func:`_assemble` for one clamped int64 sum per (query, cell), as arrays: the row count at
-    query ``_ROW_COUNT``, a rejected column j at query ``-2 - j``."""
+    """Dense int64 answers from one clamped sum per (query, cell), as arrays — the row count at query
+    ``_ROW_COUNT``, a rejected column j at query ``-2 - j`` — refusing rejected columns and an empty table."""
     rejected = {schema.names[-2 - int(q)] for q in np.unique(query[query < _ROW_COUNT])}
     if rejected:
         raise out_of_domain_error([n for n in schema.names if n in rejected])
@@ -243,22 +243,11 @@ def _assemble_sums(schema: Schema, shapes, query: np.ndarray, cell: np.ndarray, 
     return answers
 
 
-def _assemble(schema: Schema, queries: Sequence[Query], shapes, entries) -> list[np.ndarray]:
-    exact: dict[tuple[int, int], int] = {}  # (query, cell) -> exact sum, in Python integers
-    rows, rejected = 0, set()
+def _exact_sums(entries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(query, cell, total)`` entries summed exactly per (query, cell) in Python integers, each
+    sum clamped (:func:`clamp_sums`): the arrays :func:`_assemble_sums` takes (the pandas path)."""
+    exact: dict[tuple[int, int], int] = {}
     for query, cell, total in entries:
-        if query == _ROW_COUNT:
-            rows += int(total)
-        elif query < 0:
-            rejected.add(schema.names[-2 - query])
-        else:
-            exact[query, cell] = exact.get((query, cell), 0) + int(total)
-    answers = [np.zeros(int(np.prod(s, dtype=np.int64)), dtype=np.int64) for s in shapes]
-    for (query, cell), total in exact.items():
-        answers[query][cell] = clamp_sum(total)
-    if rejected:
-        raise out_of_domain_error([n for n in schema.names if n in rejected])
-    if rows == 0:
-        # Refusing an empty table reveals only that it is empty (documented in the README).
-        raise DataValidationError("the input table has no rows; there is nothing to synthesize")
-    return [a.reshape(s) for a, s in zip(answers, shapes)]
+        exact[int(query), int(cell)] = exact.get((int(query), int(cell)), 0) + int(total)
+    keys = np.array(list(exact), dtype=np.int64).reshape(-1, 2)
+    return keys[:, 0], keys[:, 1], clamp_sums(exact.values())
