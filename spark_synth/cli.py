@@ -195,8 +195,14 @@ def schema_args(commands, common_env_args) -> None:
     schema = commands.add_parser("schema", help="draft a schema file for a table",
                                  description="Schema tools: `spark-synth schema init --input IN --output schema.yaml`.")
     actions = schema.add_subparsers(dest="schema_command", required=True, metavar="{init}")
+    typing = """
+
+A CSV declares no types: give them with --types "age INT, income DOUBLE, joined DATE" (a Spark DDL,
+or @FILE holding one; some or all columns — the rest stay `type: TODO`), or let a DP pass decide
+them with --dp-types EPSILON (integer, continuous, 0/1, ISO date, true/false or text; charged like
+--dp-bounds, which decides them too, in its own pass)."""
     init = actions.add_parser("init", help="draft a schema from declared types (optionally DP bounds/categories)",
-                              description=_SCHEMA_INIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=_SCHEMA_INIT + typing, formatter_class=argparse.RawDescriptionHelpFormatter)
     init.add_argument("--input", required=True, help="CSV/Parquet file, Delta path, or table name")
     init.add_argument("--output", required=True, help="schema file to write (.yaml); written atomically")
     init.add_argument("--columns", action="append", default=None, metavar="A,B,...",
@@ -205,6 +211,10 @@ def schema_args(commands, common_env_args) -> None:
                       help="leave these columns out (comma-separated, repeatable)")
     init.add_argument("--dp-bounds", type=float, default=None, metavar="EPSILON",
                       help="spend EPSILON on a DP pre-pass estimating types, bounds and categories (charged)")
+    init.add_argument("--types", default=None, metavar="DDL",
+                      help='a CSV\'s column types as a Spark DDL ("age INT, joined DATE") or @FILE; unlisted columns stay TODO')
+    init.add_argument("--dp-types", type=float, default=None, metavar="EPSILON",
+                      help="spend EPSILON on a DP pass deciding only the types of a CSV's untyped columns (charged)")
     init.add_argument("--dp-delta", type=float, default=None,
                       help="delta of the pre-pass (default 1e-9): half for the rho conversion, half for thresholding")
     init.add_argument("--dataset-id", default=None, metavar="ID",
@@ -385,7 +395,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
         return init_schema(input=args.input, output=args.output, columns=_names(args.columns),
                            exclude=_names(args.exclude), dp_epsilon=args.dp_bounds, dp_delta=args.dp_delta,
                            overwrite=args.overwrite, mlflow=args.mlflow, dataset_id=args.dataset_id,
-                           spark_profile=args.spark_profile)
+                           spark_profile=args.spark_profile, types=args.types, dp_types=args.dp_types)
     if args.command == "fit":
         from .commands import fit_and_save
 

@@ -1,15 +1,23 @@
-"""The DP schema pre-pass of ``schema init --dp-bounds``: types, bounds and categories, privately.
+"""The DP schema pre-pass of ``schema init --dp-bounds`` (types, bounds and categories) and
+``--dp-types`` (a CSV's types only), privately.
 
 SELECT the budget: (ε, δ) is split into δ_conversion = δ/2 (the ρ-zCDP → (ε, δ) conversion) and
 δ_approx = δ/2 (the thresholds; δ_conversion = δ when no column can be categorical); ρ =
 ``rho_from_epsilon(ε, δ_conversion)`` is split equally over the columns, δ_approx equally over the
 text columns. MEASURE, per column, from one exact pass (:mod:`spark_synth.measure.profile`):
-* a CSV column (text, type not declared): DP counts of whole numbers / other numbers / non-numbers
-  (ρ_col/5); then — post-processing — numeric columns continue as below with the remaining 4ρ_col/5,
-  text columns as categorical ones;
-* a CSV column's type from those counts: categorical when more than 5% of its values are not
-  numbers, integer when at most 1% of its numbers are not whole — each allowing 4σ of noise on top
-  (at most half), so a whole-number column is not drafted continuous by noise alone;
+* a CSV column (text, type not declared): DP counts of the kinds of its values — 0 or 1, other
+  whole numbers, other numbers, ISO dates, true/false, other text (:data:`~spark_synth.measure.profile.KINDS`;
+  one kind per value, ℓ2 sensitivity 1) — with ρ_col/5; then — post-processing — numeric columns
+  continue as below with the remaining 4ρ_col/5, date columns as dates, text columns as
+  categorical ones (a boolean column needs nothing more: the rest is not spent);
+* a CSV column's type from those counts (:func:`_decide_kinds`): boolean when at most 5% of its
+  values are not true/false, date when at most 5% are not ISO dates, numeric when at most 5% are
+  not numbers — integer when at most 1% of its numbers are not whole — and categorical otherwise;
+  each share allowing 4σ of its noise on top (at most half), so a whole-number column is not
+  drafted continuous by noise alone;
+* ``--dp-types`` (:func:`plan_prepass` with ``types_only``): only those kind counts, for the CSV's
+  text columns only, with the whole ρ split over them: the types, a 0/1 column as integer [0, 1]
+  (at most 1% of its whole numbers other than 0 and 1, with the same noise allowance), nothing else;
 * a numeric column (:func:`_numeric_bounds`): a coarse-to-fine noisy histogram ("approximate
   bounds", as in OpenDP / Tumult / Google's DP libraries). Coarse, ⅔ of the column's ρ:
   discrete-Gaussian counts of public ranges by sign and power of two (:data:`OCTAVES`: 0,
@@ -49,7 +57,7 @@ import numpy as np
 
 from .errors import InternalError, ParameterError
 from .measure.profile import FRACTIONAL as FRACTIONAL_VALUES
-from .measure.profile import OTHER, WHOLE, ProfileRequest
+from .measure.profile import ISO_DATE, KINDS, OTHER, OTHER_NUMBER, OTHER_WHOLE, TEXT, TRUE_FALSE, WHOLE, ZERO_ONE, ProfileRequest
 from .privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, split_rho
 from .privacy.mechanisms import release_counts, select_index
 from .privacy.noise import calibrated_measurement
@@ -141,6 +149,11 @@ class Plan:
     delta_approx: float
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     skipped: tuple[str, ...] = ()  # boolean columns: nothing to estimate
+    types_only: bool = False  # --dp-types: the kind counts of the text columns, nothing else
+
+    @property
+    def flag(self) -> str:
+        return "--dp-types" if self.types_only else "--dp-bounds"
 
     @property
     def cost(self) -> PrepassCost:
@@ -158,9 +171,24 @@ class PrepassResult:
     warnings: dict[str, list[str]] = field(default_factory=dict)  # bounds to check by hand, by column
 
 
-def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float) -> Plan:
+def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float, *, types_only: bool = False) -> Plan:
     """Allocate (ε, δ) over ``columns`` (see the module docstring): ρ equally over every column but
-    the boolean ones, which are skipped (nothing spent: a boolean column needs no DP output)."""
+    the boolean ones, which are skipped (nothing spent: a boolean column needs no DP output).
+
+    ``types_only`` (``--dp-types``): only the columns whose type is not declared (a CSV's text
+    columns) are planned — the others are left as drafted, unread — and all of ρ (δ is all
+    conversion δ: nothing is thresholded) goes to their kind counts."""
+    if types_only:
+        text = [c for c in columns if c.kind == UNDECLARED]
+        if not text:
+            raise ParameterError("--dp-types", "used on columns whose type is not declared (a CSV's text columns); "
+                                 "these all have a declared type (Parquet/Delta storage types or --types) — drop "
+                                 "--dp-types, or use --dp-bounds for their bounds and categories",
+                                 [f"{c.name} ({c.spark_type})" for c in columns][:20])
+        budget = PrivacyBudget(epsilon, delta)
+        rhos = split_rho(budget.rho, [1.0] * len(text))
+        return Plan(budget=budget, columns=tuple(ColumnPlan(c, r, 0.0) for c, r in zip(text, rhos)), delta_approx=0.0,
+                    types_only=True)
     skipped = tuple(c.name for c in columns if c.kind in _SKIPPED)
     columns = [c for c in columns if c.kind not in _SKIPPED]
     if not columns:
@@ -185,8 +213,11 @@ def profile_requests(plan: Plan) -> list[ProfileRequest]:
         if kind in TEMPORAL:
             requests.append(ProfileRequest(p.column.name, numbers=True, categories=False, temporal=ColumnType(kind),
                                            grid=_TEMPORAL_GRIDS[kind]))
+        elif kind == UNDECLARED:
+            requests.append(ProfileRequest(p.column.name, numbers=not plan.types_only, categories=not plan.types_only,
+                                           kinds=True, date_grid=None if plan.types_only else DATE_GRID))
         else:
-            requests.append(ProfileRequest(p.column.name, numbers=kind != STRING, categories=kind in (STRING, UNDECLARED)))
+            requests.append(ProfileRequest(p.column.name, numbers=kind != STRING, categories=kind == STRING))
     return requests
 
 
@@ -197,7 +228,7 @@ def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
     profiles = exact_profiles(profile_requests(plan), GRID)
     drafted, notes, warnings = {}, {}, {}
     for column_plan, profile in zip(plan.columns, profiles):
-        entry, note, flags = _column(privacy_filter, column_plan, profile)
+        entry, note, flags = _column(privacy_filter, column_plan, profile, plan.types_only)
         drafted[column_plan.column.name] = entry
         notes[column_plan.column.name] = note
         if flags:
@@ -212,7 +243,7 @@ def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
     return PrepassResult(columns=drafted, notes=notes, cost=cost, report=report, warnings=warnings)
 
 
-def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile) -> tuple[dict, str, list[str]]:
+def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile, types_only: bool = False) -> tuple[dict, str, list[str]]:
     column, rho = plan.column, plan.rho
     name = column.name
     entry: dict = {"name": name}
@@ -226,11 +257,33 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile) -> tuple[d
         return entry, (f"declared {column.spark_type}; DP bounds (quantiles, on a public grid of every {step} "
                        f"{FIRST_DAY.year}-{LAST_DAY.year})"), []
     if column.kind == UNDECLARED:
-        decide, rest = split_rho(rho, [_DECIDE_SHARE, 1.0 - _DECIDE_SHARE])
-        noisy, sigma = _noisy_counts(privacy_filter, profile.classes, decide, name=f"{name}: value classes",
-                                     description=f"counts of {name}'s whole numbers, other numbers and non-numbers")
-        kind = _decide(noisy, sigma)
+        decide, rest = (rho, 0.0) if types_only else split_rho(rho, [_DECIDE_SHARE, 1.0 - _DECIDE_SHARE])
+        noisy, sigma = _noisy_counts(privacy_filter, profile.kinds, decide, name=f"{name}: value classes",
+                                     description=f"counts of {name}'s values by kind ({', '.join(KINDS)}; one kind "
+                                                 f"per value, sensitivity 1)")
+        kind, zero_one = _decide_kinds(noisy, sigma)
         how = f"DP type decision: {kind}"
+        if kind == "boolean":  # nothing more to estimate: the rest of the column's ρ is not spent
+            entry.update(type="boolean")
+            return entry, how + " (true/false text)", []
+        if kind == "date":
+            if types_only:
+                entry.update(type="date", min=TODO, max=TODO)
+                return entry, how + " (ISO dates YYYY-MM-DD); bounds not estimated (--dp-types)", []
+            dates = _Counts(profile.date_cells, profile.date_ties)
+            low, high = _bounds(privacy_filter, name, dates, rest, DATE_GRID, np.arange(DATE_GRID.size))
+            entry.update(type="date", min=temporal_text(ColumnType.DATE, low), max=temporal_text(ColumnType.DATE, high))
+            return entry, (how + f" (ISO dates YYYY-MM-DD); DP bounds (quantiles, on a public grid of every day "
+                                 f"{FIRST_DAY.year}-{LAST_DAY.year})"), []
+        if types_only:
+            if kind == "categorical":
+                entry.update(type="categorical", categories=TODO)
+            elif zero_one:
+                entry.update(type="integer", min=0, max=1)
+                how += "; a 0/1 column (at most 1% of its whole numbers other than 0 and 1, DP)"
+            else:
+                entry.update(type=kind, min=TODO, max=TODO)
+            return entry, how + ("; bounds and categories not estimated (--dp-types)" if not zero_one else ""), []
     else:
         rest, kind = rho, {INTEGRAL: "integer", FRACTIONAL: "continuous", STRING: "categorical"}[column.kind]
         how = f"declared {column.spark_type}"
@@ -254,20 +307,53 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile) -> tuple[d
     return entry, how, warnings
 
 
-def _decide(noisy: np.ndarray, sigma: float) -> str:
-    """Post-processing of the noisy class counts (noise σ each): categorical, integer or continuous.
+@dataclass(frozen=True)
+class _Counts:
+    """A column's counts on a grid (the shape :func:`_bounds` reads): cells and ties."""
 
-    A column is numeric when at most TEXT_SLACK of its values are not numbers, and integer when at
-    most INTEGER_SLACK of its numbers are not whole — each share allowing DECIDE_Z·σ of noise on top
-    (without it a whole-number column of 7 k rows at σ ≈ 125, ε = 0.5 over 24 columns, drafted as
-    continuous one time in three), but never more than half: a table whose noise swamps the slack
-    decides by majority."""
-    whole, fractional, other = (max(float(v), 0.0) for v in noisy[[WHOLE, FRACTIONAL_VALUES, OTHER]])
-    numbers = whole + fractional
-    margin = DECIDE_Z * sigma
-    if numbers <= 0 or other > min(TEXT_SLACK * (numbers + other) + margin, 0.5 * (numbers + other)):
-        return "categorical"
-    return "integer" if fractional <= min(INTEGER_SLACK * numbers + margin, 0.5 * numbers) else "continuous"
+    grid: np.ndarray
+    ties: np.ndarray
+
+
+def _decide_kinds(noisy: np.ndarray, sigma: float) -> tuple[str, bool]:
+    """Post-processing of the noisy kind counts (:data:`~spark_synth.measure.profile.KINDS`, noise σ
+    each; NaN for a kind not counted): ``(type, zero_one)``.
+
+    boolean when at most TEXT_SLACK of the values are not true/false; date when at most TEXT_SLACK
+    are not ISO dates; integer / continuous when at most TEXT_SLACK are not numbers (integer when at
+    most INTEGER_SLACK of the numbers are not whole; ``zero_one`` when also at most INTEGER_SLACK of
+    the whole numbers are not 0 or 1); categorical otherwise. Each share allows DECIDE_Z times the σ
+    of the noisy sum it compares (σ√k for k counts) on top, but never more than half: a table whose
+    noise swamps the slack decides by majority."""
+    noisy = np.asarray(noisy, dtype=np.float64)
+    counted = ~np.isnan(noisy)
+    c = np.where(counted, np.maximum(noisy, 0.0), 0.0)
+
+    def within(outside: list[int], share: float, total: float) -> bool:
+        k = int(counted[outside].sum())
+        return float(c[outside].sum()) <= min(share * total + DECIDE_Z * sigma * math.sqrt(k), 0.5 * total)
+
+    everything = list(range(len(KINDS)))
+    total = float(c.sum())
+    for kind, index in (("boolean", TRUE_FALSE), ("date", ISO_DATE)):
+        if c[index] > 0 and within([i for i in everything if i != index], TEXT_SLACK, total):
+            return kind, False
+    numbers = float(c[[ZERO_ONE, OTHER_WHOLE, OTHER_NUMBER]].sum())
+    if numbers <= 0 or not within([ISO_DATE, TRUE_FALSE, TEXT], TEXT_SLACK, total):
+        return "categorical", False
+    if not within([OTHER_NUMBER], INTEGER_SLACK, numbers):
+        return "continuous", False
+    whole = float(c[[ZERO_ONE, OTHER_WHOLE]].sum())
+    return "integer", bool(c[ZERO_ONE] > 0 and within([OTHER_WHOLE], INTEGER_SLACK, whole))
+
+
+def _decide(noisy: np.ndarray, sigma: float) -> str:
+    """:func:`_decide_kinds` on three noisy counts — whole numbers, other numbers, non-numbers —
+    (the split of ``ColumnProfile.classes``): categorical, integer or continuous."""
+    whole, fractional, other = (float(v) for v in np.asarray(noisy, dtype=np.float64)[[WHOLE, FRACTIONAL_VALUES, OTHER]])
+    kinds = np.full(len(KINDS), np.nan)
+    kinds[[OTHER_WHOLE, OTHER_NUMBER, TEXT]] = whole, fractional, other
+    return _decide_kinds(kinds, sigma)[0]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ For each requested column, over its non-null values:
   ``grid[b-1] < x <= grid[b]``; the last cell everything above the grid) — one cell per value
   (the call's grid, or the request's own);
 * ``ties``: how many numbers equal each grid point — at most one point per value;
-* ``categories`` (text columns only): how many times each distinct value (as text) occurs.
+* ``categories`` (text columns only): how many times each distinct value (as text) occurs;
+* ``kinds`` (``kinds=True``, a CSV's text columns): how many values are 0 or 1, other whole
+  numbers, other numbers, ISO dates (``YYYY-MM-DD``), ``true``/``false`` (any case), or anything
+  else (:data:`KINDS`) — each value counts in exactly one; with ``date_grid``, the ISO dates (as
+  days since 1970-01-01) are also counted on that grid (``date_cells``, ``date_ties``).
 
 Date and timestamp columns (``temporal``) are counted as numbers: days since 1970-01-01, seconds
 since 1970-01-01 UTC (timestamp) or on the wall clock (timestamp_ntz), whatever the session time
@@ -32,21 +36,28 @@ from ..schema.encoding import as_numbers, temporal_numbers
 
 #: Value classes, in the order of ``ColumnProfile.classes``.
 WHOLE, FRACTIONAL, OTHER = 0, 1, 2
+#: Kinds of a text value, in the order of ``ColumnProfile.kinds`` (one per value).
+ZERO_ONE, OTHER_WHOLE, OTHER_NUMBER, ISO_DATE, TRUE_FALSE, TEXT = range(6)
+KINDS = ("0 or 1", "other whole number", "other number", "ISO date", "true/false", "other text")
 _OUT_SCHEMA = "col int, part int, cell long, key string, total long"
-_CLASSES, _GRID, _CATEGORIES, _TIES = 0, 1, 2, 3
+_CLASSES, _GRID, _CATEGORIES, _TIES, _KINDS, _DATE_CELLS, _DATE_TIES = range(7)
+_ISO_DATE = r"(\d{4})-(\d{1,2})-(\d{1,2})"
 
 
 @dataclass(frozen=True)
 class ProfileRequest:
     """What to count for one column: numbers (classes and grid cells), and/or text categories;
     ``temporal`` reads a date / timestamp / timestamp_ntz column as numbers (days / seconds), and
-    ``grid`` is the column's own public candidate grid (None: the one the profile call is given)."""
+    ``grid`` is the column's own public candidate grid (None: the one the profile call is given);
+    ``kinds`` counts the kinds of a text column's values, ``date_grid`` its ISO dates on that grid."""
 
     name: str
     numbers: bool
     categories: bool
     temporal: ColumnType | None = None
     grid: np.ndarray | None = field(default=None, compare=False, repr=False)
+    kinds: bool = False
+    date_grid: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -57,21 +68,64 @@ class ColumnProfile:
     grid: np.ndarray
     ties: np.ndarray
     categories: dict[str, int] = field(default_factory=dict)
+    kinds: np.ndarray = field(default_factory=lambda: np.zeros(len(KINDS), dtype=np.int64))
+    date_cells: np.ndarray | None = None  # on the request's date_grid, like grid / ties
+    date_ties: np.ndarray | None = None
+
+
+def iso_days(values: pd.Series) -> np.ndarray:
+    """Days since 1970-01-01 of the values that are ISO dates ``YYYY-MM-DD`` (month and day may have
+    one digit; spaces around are ignored — the forms Spark casts to a date whatever follows),
+    NaN for everything else (a non-string, an impossible date such as 2020-02-30)."""
+    out = np.full(len(values), np.nan)
+    if len(values) == 0:
+        return out
+    text = values.map(lambda v: v.strip() if isinstance(v, str) else "")
+    parts = text.str.fullmatch(_ISO_DATE)
+    if not parts.any():
+        return out
+    found = text[parts.to_numpy(dtype=bool)].str.extract(_ISO_DATE).astype(np.int64).to_numpy()
+    year, month, day = found[:, 0], found[:, 1], found[:, 2]
+    fine = (month >= 1) & (month <= 12) & (day >= 1)
+    months = np.where(fine, (year - 1970) * 12 + month - 1, 0).astype("datetime64[M]")
+    first = months.astype("datetime64[D]").astype(np.int64)
+    length = (months + 1).astype("datetime64[D]").astype(np.int64) - first
+    fine &= day <= length
+    out[np.flatnonzero(parts.to_numpy(dtype=bool))] = np.where(fine, first + day - 1, np.nan)
+    return out
+
+
+def value_kinds(values: pd.Series, x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each non-null value's kind (:data:`KINDS`) and its ISO-date days (NaN if not a date)."""
+    x = as_numbers(values) if x is None else x
+    finite = np.isfinite(x)
+    safe = np.where(finite, x, 0.0)
+    days = np.where(finite, np.nan, iso_days(values))
+    flags = values.map(lambda v: isinstance(v, str) and v.strip().lower() in ("true", "false")).to_numpy(dtype=bool)
+    kinds = np.select([finite & ((safe == 0) | (safe == 1)), finite & (np.floor(safe) == safe), finite,
+                       ~np.isnan(days), flags & ~finite], [ZERO_ONE, OTHER_WHOLE, OTHER_NUMBER, ISO_DATE, TRUE_FALSE],
+                      TEXT)
+    return kinds.astype(np.int64), days
 
 
 def partition_profile(requests: Sequence[ProfileRequest], grid: np.ndarray):
     """The per-partition function: partial counts of every requested column (public closure)."""
     grids = [np.asarray(grid if r.grid is None else r.grid, dtype=np.float64) for r in requests]
+    date_grids = [None if r.date_grid is None else np.asarray(r.date_grid, dtype=np.float64) for r in requests]
 
     def scan(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         classes = np.zeros((len(requests), 3), dtype=np.int64)
+        kinds = np.zeros((len(requests), len(KINDS)), dtype=np.int64)
         cells = [np.zeros(g.size + 1, dtype=np.int64) for g in grids]
         ties = [np.zeros(g.size, dtype=np.int64) for g in grids]
+        date_cells = [np.zeros(0 if g is None else g.size + 1, dtype=np.int64) for g in date_grids]
+        date_ties = [np.zeros(0 if g is None else g.size, dtype=np.int64) for g in date_grids]
         categories: list[dict[str, int]] = [{} for _ in requests]
         for frame in batches:
             for j, request in enumerate(requests):
                 values = frame.iloc[:, j]
                 present = values[~pd.isna(values).to_numpy(dtype=bool)]
+                x = None
                 if request.numbers:
                     x = as_numbers(present) if request.temporal is None else temporal_numbers(present, request.temporal)
                     finite = np.isfinite(x)
@@ -84,12 +138,18 @@ def partition_profile(requests: Sequence[ProfileRequest], grid: np.ndarray):
                     on_point = index < column_grid.size
                     on_point[on_point] = column_grid[index[on_point]] == numbers[on_point]
                     _add_counts(ties[j], index[on_point])
+                if request.kinds:
+                    kind, days = value_kinds(present, x if request.temporal is None else None)
+                    _add_counts(kinds[j], kind)
+                    if date_grids[j] is not None:
+                        _count_on(date_grids[j], days[~np.isnan(days)], date_cells[j], date_ties[j])
                 if request.categories:
                     for key, count in present.map(_text).value_counts().items():
                         categories[j][key] = categories[j].get(key, 0) + int(count)
         frames = []
         for j in range(len(requests)):
-            for part, vector in ((_CLASSES, classes[j]), (_GRID, cells[j]), (_TIES, ties[j])):
+            for part, vector in ((_CLASSES, classes[j]), (_GRID, cells[j]), (_TIES, ties[j]), (_KINDS, kinds[j]),
+                                 (_DATE_CELLS, date_cells[j]), (_DATE_TIES, date_ties[j])):
                 nonzero = np.flatnonzero(vector)
                 frames.append(pd.DataFrame({"col": j, "part": part, "cell": nonzero, "key": "", "total": vector[nonzero]}))
             if categories[j]:
@@ -99,6 +159,15 @@ def partition_profile(requests: Sequence[ProfileRequest], grid: np.ndarray):
         yield out.astype({"col": "int32", "part": "int32", "cell": "int64", "key": object, "total": "int64"})
 
     return scan
+
+
+def _count_on(grid: np.ndarray, numbers: np.ndarray, cells: np.ndarray, ties: np.ndarray) -> None:
+    """Add ``numbers`` to their grid cells and to the grid points they equal."""
+    index = np.searchsorted(grid, numbers, side="left")
+    _add_counts(cells, index)
+    on_point = index < grid.size
+    on_point[on_point] = grid[index[on_point]] == numbers[on_point]
+    _add_counts(ties, index[on_point])
 
 
 def _add_counts(totals: np.ndarray, index: np.ndarray) -> None:
@@ -140,9 +209,19 @@ def _assemble(requests: Sequence[ProfileRequest], grid: np.ndarray, entries) -> 
     sizes = [len(grid if r.grid is None else r.grid) for r in requests]
     out = [ColumnProfile(np.zeros(3, dtype=np.int64), np.zeros(size + 1, dtype=np.int64),
                          np.zeros(size, dtype=np.int64)) for size in sizes]
+    for profile, request in zip(out, requests):
+        if request.date_grid is not None:
+            profile.date_cells = np.zeros(len(request.date_grid) + 1, dtype=np.int64)
+            profile.date_ties = np.zeros(len(request.date_grid), dtype=np.int64)
     for col, part, cell, key, total in entries:
         profile = out[int(col)]
-        if part == _CLASSES:
+        if part == _KINDS:
+            profile.kinds[int(cell)] += int(total)
+        elif part == _DATE_CELLS:
+            profile.date_cells[int(cell)] += int(total)
+        elif part == _DATE_TIES:
+            profile.date_ties[int(cell)] += int(total)
+        elif part == _CLASSES:
             profile.classes[int(cell)] += int(total)
         elif part == _GRID:
             profile.grid[int(cell)] += int(total)

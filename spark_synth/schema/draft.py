@@ -1,7 +1,8 @@
 """A schema draft from a table's *declared* storage types (names and types only, never values).
 
 ``spark-synth schema init`` reads a table's declared structure (Parquet/Delta/catalog types; a
-CSV declares every column a string) and drafts a schema file: integer and floating-point columns
+CSV declares every column a string, unless ``--types`` gives a Spark DDL for some or all of its
+columns, which then count as their declared types) and drafts a schema file: integer and floating-point columns
 become ``integer`` / ``continuous`` with ``TODO`` bounds, string columns ``categorical`` with
 ``TODO`` categories, booleans ``boolean``, dates ``date``, timestamps ``timestamp`` and timestamps
 without a time zone (Spark TimestampNTZ) ``timestamp_ntz``, with ``TODO`` bounds — and a CSV's
@@ -107,8 +108,7 @@ def draft_column(column: DeclaredColumn) -> dict:
 
 HEADER = """\
 # Drafted by `spark-synth schema init` from {source}.
-# Only the table's declared column names and storage types were read, never its values.
-# EVERYTHING IN THIS FILE IS TREATED AS PUBLIC: names, types, categories and bounds are not
+{read}# EVERYTHING IN THIS FILE IS TREATED AS PUBLIC: names, types, categories and bounds are not
 # protected by the differential-privacy guarantee, so fill in each TODO from public knowledge
 # (documentation, code lists, physical limits), never by looking at the data.
 #   type: categorical (categories: [a, b, ...]) | ordinal (categories in order)
@@ -118,21 +118,66 @@ HEADER = """\
 # `spark-synth run` refuses a schema that still holds a TODO, naming the column.
 """
 
-DP_HEADER = """\
-# Bounds and categories marked "DP" below were estimated by a differentially private pre-pass
-# over the table's values (see dp_prepass): they are DP outputs, and its cost (rho, delta) was
-# charged to the table's budget ledger; its delta is added to that of every fit using this file.
-"""
+#: What a draft without a DP pre-pass read (the ``{read}`` lines of :data:`HEADER`).
+READ_DECLARED = "# Only the table's declared column names and storage types were read, never its values.\n"
+READ_DDL = ("Only the CSV's header row (its column names) was read, never its values; the types of {typed} come "
+            "from the Spark DDL given with --types (your declaration: public).")
+
+
+def _wrapped(text: str, prefix: str = "# ") -> str:
+    import textwrap
+
+    return "".join(f"{line}\n" for line in textwrap.wrap(_one_line(text), width=100, initial_indent=prefix,
+                                                         subsequent_indent=prefix, break_on_hyphens=False))
+
+
+def _count(n: int, what: str = "column") -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def read_lines(*, prepass: dict | None = None, ddl_columns: list[str] | None = None, n_columns: int = 0) -> str:
+    """The header lines that say exactly what was read: names and declared types only; the CSV's
+    header row and a --types DDL; or, after a DP pre-pass, which columns' values it read, what of
+    them the file holds (DP outputs only), what it cost (ρ, and (ε, δ) as the code reports them) and
+    where that cost was charged."""
+    if prepass is None:
+        if ddl_columns is None:
+            return READ_DECLARED
+        typed = (f"all {_count(n_columns)}" if len(ddl_columns) == n_columns else
+                 f"{len(ddl_columns)} of its {n_columns} columns ({', '.join(ddl_columns)}; the others are text, "
+                 f"type: TODO)")
+        return _wrapped(READ_DDL.format(typed=typed))
+    declared = ("the CSV's header row (column names), the Spark DDL given with --types for "
+                f"{', '.join(ddl_columns)}" if ddl_columns is not None else "the table's declared column names and "
+                "storage types (a CSV's header row)")
+    read = prepass.get("columns_read") or []
+    what = ("the kind of each value (0/1, other whole number, other number, ISO date, true/false, other text), "
+            "as DP counts: the types whose notes say \"DP type decision\"" if prepass.get("method") == "--dp-types" else
+            "DP counts of them: the types, bounds and categories whose notes say \"DP\"")
+    what += " (covered by the pre-pass's own guarantee, stated here; runs then treat them as public like the rest)"
+    ledger = (f"charged to the budget ledger of '{prepass.get('dataset_id')}'" if prepass.get("ledger") else
+              "not charged to any ledger (MLflow was off): every fit or release using this file charges it, once, "
+              "by its id")
+    text = (f"Read: {declared}; and, by a differentially private pre-pass ({prepass.get('method', '--dp-bounds')} "
+            f"{prepass.get('epsilon_given', prepass.get('epsilon'))}), the VALUES of {_count(len(read))}: "
+            f"{', '.join(map(str, read))}. Only DP outputs of those values are in this file — {what}. "
+            f"Cost: rho = {prepass['rho']:.6g} (zCDP), i.e. (epsilon = {prepass['epsilon']:.6g}, "
+            f"delta = {prepass['delta']:.6g})-DP, delta = {prepass['delta_conversion']:.6g} (conversion) + "
+            f"{prepass['delta_approx']:.6g} (thresholds, added to the delta of every fit using this file); "
+            f"{ledger}. The record: dp_prepass below.")
+    return _wrapped(text)
 
 
 def render_yaml(columns: list[dict], *, source: str, notes: dict[str, str] | None = None,
-                prepass: dict | None = None, warnings: dict[str, list[str]] | None = None) -> str:
-    """The schema file's text: the public-data header, then one entry per column with its note and
-    a ``# CHECK:`` line for each of its ``warnings`` (bounds to edit by hand)."""
+                prepass: dict | None = None, warnings: dict[str, list[str]] | None = None,
+                ddl_columns: list[str] | None = None) -> str:
+    """The schema file's text: the public-data header (what was read: :func:`read_lines`), then
+    one entry per column with its note and a ``# CHECK:`` line for each of its ``warnings`` (bounds
+    to edit by hand). ``ddl_columns``: the columns typed by a ``--types`` DDL."""
     notes, warnings = notes or {}, warnings or {}
-    parts = [HEADER.format(source=source)]
+    read = read_lines(prepass=prepass, ddl_columns=ddl_columns, n_columns=len(columns))
+    parts = [HEADER.format(source=source, read=read)]
     if prepass is not None:
-        parts.append(DP_HEADER)
         parts.append(yaml.safe_dump({"dp_prepass": prepass}, sort_keys=False, width=10**6))
     parts.append("columns:\n")
     for column in columns:
