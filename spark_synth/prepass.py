@@ -94,6 +94,8 @@ NEAR_Z = 3.0
 _SKIPPED = (BOOLEAN,)
 #: Shares of a CSV column's ρ: the type decision, then the rest.
 _DECIDE_SHARE = 0.2
+#: The note of a column --dp-types leaves with TODOs.
+_TYPES_ONLY = "--dp-types decides types only: fill in the TODOs by hand, or draft with --dp-bounds instead"
 
 
 #: Octaves of the numeric bounds: magnitudes from 2^K_MIN (≈ 6.1e-5) to 2^K_MAX (≈ 9.0e15, the
@@ -269,7 +271,7 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile, types_only
         if kind == "date":
             if types_only:
                 entry.update(type="date", min=TODO, max=TODO)
-                return entry, how + " (ISO dates YYYY-MM-DD); bounds not estimated (--dp-types)", []
+                return entry, how + f" (ISO dates YYYY-MM-DD); {_TYPES_ONLY}", []
             dates = _Counts(profile.date_cells, profile.date_ties)
             low, high = _bounds(privacy_filter, name, dates, rest, DATE_GRID, np.arange(DATE_GRID.size))
             entry.update(type="date", min=temporal_text(ColumnType.DATE, low), max=temporal_text(ColumnType.DATE, high))
@@ -283,7 +285,7 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile, types_only
                 how += "; a 0/1 column (at most 1% of its whole numbers other than 0 and 1, DP)"
             else:
                 entry.update(type=kind, min=TODO, max=TODO)
-            return entry, how + ("; bounds and categories not estimated (--dp-types)" if not zero_one else ""), []
+            return entry, how + (f"; {_TYPES_ONLY}" if not zero_one else ""), []
     else:
         rest, kind = rho, {INTEGRAL: "integer", FRACTIONAL: "continuous", STRING: "categorical"}[column.kind]
         how = f"declared {column.spark_type}"

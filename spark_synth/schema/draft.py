@@ -158,13 +158,15 @@ def read_lines(*, prepass: dict | None = None, ddl_columns: list[str] | None = N
     ledger = (f"charged to the budget ledger of '{prepass.get('dataset_id')}'" if prepass.get("ledger") else
               "not charged to any ledger (MLflow was off): every fit or release using this file charges it, once, "
               "by its id")
+    given = prepass.get("epsilon_given", prepass.get("epsilon"))
+    deltas = (f"delta = {prepass['delta_conversion']:.6g} (conversion) + {prepass['delta_approx']:.6g} (thresholds, "
+              f"added to the delta of every fit using this file)" if prepass["delta_approx"] else
+              "all of it the conversion delta (nothing thresholded: fits using this file add no delta)")
     text = (f"Read: {declared}; and, by a differentially private pre-pass ({prepass.get('method', '--dp-bounds')} "
-            f"{prepass.get('epsilon_given', prepass.get('epsilon'))}), the VALUES of {_count(len(read))}: "
+            f"{given:g}), the VALUES of {_count(len(read))}: "
             f"{', '.join(map(str, read))}. Only DP outputs of those values are in this file — {what}. "
             f"Cost: rho = {prepass['rho']:.6g} (zCDP), i.e. (epsilon = {prepass['epsilon']:.6g}, "
-            f"delta = {prepass['delta']:.6g})-DP, delta = {prepass['delta_conversion']:.6g} (conversion) + "
-            f"{prepass['delta_approx']:.6g} (thresholds, added to the delta of every fit using this file); "
-            f"{ledger}. The record: dp_prepass below.")
+            f"delta = {prepass['delta']:.6g})-DP, {deltas}; {ledger}. The record: dp_prepass below.")
     return _wrapped(text)
 
 

@@ -34,6 +34,24 @@ def test_distributed_profile_equals_the_in_process_one(spark):
         assert a.ties.tolist() == b.ties.tolist() and a.categories == b.categories
 
 
+def test_distributed_kinds_and_iso_dates_equal_the_in_process_ones(spark):
+    """A CSV column's kinds (0/1, whole, other numbers, ISO dates, true/false, text) and its dates on
+    the public day grid: the same counted by Spark over partitions as in one pandas frame."""
+    from spark_synth.prepass import DATE_GRID
+
+    rng = np.random.default_rng(2)
+    values = ["0", "1", "7", "2.5", "2020-01-05", " 2020-1-6", "2020-02-30", "TRUE", "false", "x", "inf", None]
+    frame = pd.DataFrame({"t": rng.choice(np.array(values, dtype=object), 3000).tolist()})
+    requests = [ProfileRequest("t", numbers=True, categories=True, kinds=True, date_grid=DATE_GRID)]
+    (spread,) = profile_columns(spark.createDataFrame(frame, "t string").repartition(3), requests, GRID)
+    (local,) = profile_frame(frame, requests, GRID)
+    assert spread.kinds.tolist() == local.kinds.tolist() and spread.kinds.sum() == frame["t"].notna().sum()
+    assert local.kinds.tolist() == [int(frame["t"].isin(group).sum()) for group in (
+        ["0", "1"], ["7"], ["2.5"], ["2020-01-05", " 2020-1-6"], ["TRUE", "false"], ["2020-02-30", "x", "inf"])]
+    assert spread.date_cells.tolist() == local.date_cells.tolist() and spread.date_ties.tolist() == local.date_ties.tolist()
+    assert local.date_ties.sum() == frame["t"].isin(["2020-01-05", " 2020-1-6"]).sum()
+
+
 def test_init_drafts_declared_types_of_parquet_and_run_names_a_todo_left(spark, tmp_path, capsys):
     frame = pd.DataFrame({"age": np.arange(100, dtype=np.int64) % 90, "score": np.linspace(0, 1, 100),
                           "city": ["Oslo", "Rome"] * 50})

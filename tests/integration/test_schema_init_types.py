@@ -189,6 +189,7 @@ def test_dp_types_types_a_csv_and_is_charged_like_dp_bounds(spark, tmp_path, cap
     assert "(--dp-types 0.5), the VALUES of 6 columns: age, income, churned, joined, member, city" in header
     assert f"rho = {cost['rho']:.6g} (zCDP)" in header and f"epsilon = {cost['epsilon']:.6g}" in header
     assert f"charged to the budget ledger of '{source}'" in header
+    assert "(nothing thresholded: fits using this file add no delta)" in header
     assert "  # churned: DP type decision: integer; a 0/1 column" in text
 
 
@@ -211,7 +212,7 @@ def test_dp_bounds_types_iso_dates_and_true_false_and_run_reads_them_from_the_cs
     assert "DP type decision: date (ISO dates YYYY-MM-DD); DP bounds" in out.read_text()
     assert columns["city"]["categories"] == ["Lima", "Oslo", "Pune", "Rome"]
     header = " ".join(line.lstrip("# ") for line in out.read_text().split("dp_prepass:")[0].splitlines())
-    assert "never its values" not in header and "(--dp-bounds 1.0), the VALUES of 6 columns" in header
+    assert "never its values" not in header and "(--dp-bounds 1), the VALUES of 6 columns" in header
     assert "not charged to any ledger (MLflow was off)" in header
     cost = summary["dp_prepass"]
     assert f"delta = {cost['delta']:.6g})-DP" in header and f"{cost['delta_approx']:.6g} (thresholds" in header
