@@ -67,6 +67,10 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
         df, declared, ddl_columns = _typed(df, ddl)
     else:
         declared = declared_columns(df.schema, from_csv)
+        if from_csv and epsilon is None:
+            _LOG.info("schema init: a CSV declares no types, so its columns draft as 'type: TODO'; declare them with "
+                      "--types \"name TYPE, ...\" (a Spark DDL, public), or let --dp-types EPSILON decide them (a DP "
+                      "pass, charged)")
     picked = pick_columns(declared, columns, exclude)
     if ddl_columns is not None:
         ddl_columns = [c.name for c in picked if c.name in set(ddl_columns)]

@@ -100,8 +100,12 @@ def value_kinds(values: pd.Series, x: np.ndarray | None = None) -> tuple[np.ndar
     x = as_numbers(values) if x is None else x
     finite = np.isfinite(x)
     safe = np.where(finite, x, 0.0)
-    days = np.where(finite, np.nan, iso_days(values))
-    flags = values.map(lambda v: isinstance(v, str) and v.strip().lower() in ("true", "false")).to_numpy(dtype=bool)
+    days, flags = np.full(len(values), np.nan), np.zeros(len(values), dtype=bool)
+    rest = np.flatnonzero(~finite)  # only the values that are not numbers are parsed again
+    if rest.size:
+        others = values.iloc[rest]
+        days[rest] = iso_days(others)
+        flags[rest] = others.map(lambda v: isinstance(v, str) and v.strip().lower() in ("true", "false")).to_numpy(dtype=bool)
     kinds = np.select([finite & ((safe == 0) | (safe == 1)), finite & (np.floor(safe) == safe), finite,
                        ~np.isnan(days), flags & ~finite], [ZERO_ONE, OTHER_WHOLE, OTHER_NUMBER, ISO_DATE, TRUE_FALSE],
                       TEXT)

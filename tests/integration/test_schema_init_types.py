@@ -78,6 +78,8 @@ def test_the_type_decision_post_processes_noisy_kind_counts(counts, expected):
 def test_types_ddl_drafts_a_csv_exactly_as_parquet_storage_types(spark, tmp_path, capsys):
     source, frame = _csv(tmp_path, 200)
     out = tmp_path / "t.yaml"
+    code, _, stderr = _cli(capsys, "schema", "init", "--input", source, "--output", tmp_path / "none.yaml", "--no-mlflow")
+    assert code == 0 and "a CSV declares no types" in stderr and "--types" in stderr and "--dp-types" in stderr
     code, stdout, stderr = _cli(capsys, "schema", "init", "--input", source, "--output", out, "--types", DDL,
                                 "--no-mlflow")
     assert code == 0, stderr
