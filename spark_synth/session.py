@@ -6,12 +6,19 @@
   warehouse, Delta tables and metastore under :func:`spark_synth_home`. The Delta Lake jars come
   through Spark's ``spark.jars.packages`` (resolved from Maven once, then cached by Ivy), or from
   pre-downloaded jars named in ``SPARK_SYNTH_DELTA_JARS`` (comma-separated paths).
+* A JVM started here is quiet: its log4j2 configuration is :data:`LOG4J2_FILE` (WARN and above,
+  start-up notices that need no action left out) unless the user names one; a local master binds
+  to 127.0.0.1 unless ``SPARK_LOCAL_IP`` is set; and what the JVM prints while it starts (Ivy's
+  dependency report, JVM notices) goes to ``SPARK_SYNTH_HOME/logs/spark-driver.log``. After that its
+  console output reaches stderr as usual — or, under the CLI (:func:`jvm_console_to_log`), the log
+  file only.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +34,10 @@ from .interrupt import reclaim as reclaim_interrupts
 _JVM_CONSOLE: dict = {"to_log": False, "log": None}
 #: The log file of a JVM started under :func:`jvm_console_to_log`, relative to :func:`spark_synth_home`.
 JVM_LOG = Path("logs") / "spark-driver.log"
+#: The log4j2 configuration of a JVM that :func:`get_spark` starts (packaged; ``$SPARK_SYNTH_CONF/spark/``
+#: may hold its own). Under spark-submit name it yourself: ``--driver-java-options
+#: -Dlog4j2.configurationFile=spark_synth/conf/spark/log4j2.properties`` (README, spark-submit).
+LOG4J2_FILE = "log4j2.properties"
 
 
 @contextmanager
@@ -50,10 +61,12 @@ def jvm_console_log() -> Path | None:
 
 @contextmanager
 def _jvm_console_redirected():
-    """Point file descriptors 1 and 2 at the JVM log while the JVM is launched (it inherits them)."""
-    if not _JVM_CONSOLE["to_log"]:
-        yield
-        return
+    """Point file descriptors 1 and 2 at the JVM log while the JVM is launched (it inherits them).
+
+    Under :func:`jvm_console_to_log` the JVM keeps writing there for its whole life. Otherwise it
+    writes into a pipe: what arrives while it starts (Ivy's report, JVM notices) goes to the log
+    file only, and from the moment the session is up everything goes to the log file and to the
+    stderr this process had (:class:`_ConsoleRelay`)."""
     path = spark_synth_home() / JVM_LOG
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,17 +76,101 @@ def _jvm_console_redirected():
         return
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
+    relay = None
+    if _JVM_CONSOLE["to_log"]:
+        target = log
+    else:
+        relay = _ConsoleRelay(log, os.dup(2))
+        target = relay.write_end
     saved = [os.dup(1), os.dup(2)]
     try:
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        _JVM_CONSOLE["log"] = path
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        if relay is None:
+            _JVM_CONSOLE["log"] = path
         yield
     finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
-        for fd in (*saved, log):
+        for fd in saved:
             os.close(fd)
+        if relay is None:
+            os.close(log)
+        else:
+            relay.started()  # the JVM (if it started) holds the pipe now: from here on, stderr too
+
+
+class _ConsoleRelay:
+    """A pipe whose lines a daemon thread copies to the JVM log and — once :meth:`started` — also to
+    ``stderr_fd``. It ends when every writer (the JVM and its children) has closed the pipe."""
+
+    def __init__(self, log_fd: int, stderr_fd: int) -> None:
+        read_end, self.write_end = os.pipe()
+        self._log, self._stderr, self._forward = log_fd, stderr_fd, threading.Event()
+        self._thread = threading.Thread(target=self._copy, args=(read_end,), name="spark-synth-jvm-console",
+                                        daemon=True)
+        self._thread.start()
+
+    def started(self) -> None:
+        os.close(self.write_end)  # only the JVM writes from now on
+        self._forward.set()
+
+    def _copy(self, read_end: int) -> None:
+        with os.fdopen(read_end, "rb", buffering=0) as pipe:
+            for line in iter(pipe.readline, b""):
+                for fd in (self._log, self._stderr) if self._forward.is_set() else (self._log,):
+                    try:
+                        os.write(fd, line)
+                    except OSError:
+                        pass
+        for fd in (self._log, self._stderr):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _quiet_jvm_options(spark_conf: dict) -> list[str]:
+    """``-Dlog4j2.configurationFile=…`` for a JVM started here, unless the user chose a log4j
+    configuration (in the profile's or the caller's Java options, or ``$SPARK_CONF_DIR``)."""
+    options = " ".join(spark_conf.get(key, "") for key in ("spark.driver.extraJavaOptions", "spark.driver.defaultJavaOptions"))
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if "log4j2.configurationFile" in options or "log4j.configurationFile" in options or (
+            conf_dir and any((Path(conf_dir) / name).is_file() for name in ("log4j2.properties", "log4j2.xml"))):
+        return []
+    path = log4j2_file()
+    return [f"-Dlog4j2.configurationFile={path.as_uri()}"] if path is not None else []
+
+
+def log4j2_file() -> Path | None:
+    """The log4j2 configuration a JVM started by :func:`get_spark` uses: ``$SPARK_SYNTH_CONF/spark/``'s
+    :data:`LOG4J2_FILE` when it holds one, else the packaged one."""
+    for folder in (conf.override_dir(), conf.PACKAGED):
+        if folder is not None and (folder / "spark" / LOG4J2_FILE).is_file():
+            return (folder / "spark" / LOG4J2_FILE).resolve()
+    return None
+
+
+@contextmanager
+def _local_bind_address(master: str | None, spark_conf: dict):
+    """``SPARK_LOCAL_IP=127.0.0.1`` while a local JVM is launched (it inherits the environment), unless
+    the user set it or a driver address: without it Spark warns that the host name resolves to a
+    loopback address and binds to whatever interface it finds."""
+    local = bool(master) and str(master).startswith("local")
+    chosen = "SPARK_LOCAL_IP" in os.environ or any(key in spark_conf for key in ("spark.driver.host", "spark.driver.bindAddress"))
+    if not local or chosen:
+        yield
+        return
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    try:
+        yield
+    finally:
+        os.environ.pop("SPARK_LOCAL_IP", None)
 
 
 def spark_synth_home() -> Path:
@@ -161,7 +258,8 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
         builder = builder.config(key, value)
     if settings["master"]:  # local: persistent catalog under the home dir, and the Delta Lake jars
         # the profile's own JVM options are kept (the Derby home is added to them, not put in their place)
-        java_options = " ".join(filter(None, [spark_conf.get("spark.driver.extraJavaOptions"), f"-Dderby.system.home={home}"]))
+        java_options = " ".join(filter(None, [spark_conf.get("spark.driver.extraJavaOptions"), f"-Dderby.system.home={home}",
+                                              *_quiet_jvm_options(spark_conf)]))
         builder = (
             builder.config("spark.sql.catalogImplementation", "hive")
             .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true")
@@ -179,7 +277,7 @@ def get_spark(profile: str | Path = "local", extra_conf: dict | None = None):
                 raise UserInputError("delta-spark is not installed, and a local Spark session needs it: install "
                                      "spark-synth[local], or name Delta's jars in SPARK_SYNTH_DELTA_JARS") from None
             builder = configure_spark_with_delta_pip(builder)
-    with _jvm_console_redirected(), warnings.catch_warnings():
+    with _jvm_console_redirected(), _local_bind_address(settings["master"], spark_conf), warnings.catch_warnings():
         # Spark Connect re-applies every setting at run time and warns about the static ones (set at start).
         warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
         spark = builder.getOrCreate()

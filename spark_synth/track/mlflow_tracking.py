@@ -73,10 +73,27 @@ def use_store(home: Path | None = None) -> str:
         check_sql_store(uri)
         home.mkdir(parents=True, exist_ok=True)
         warn_of_directory_store(home)
+    quiet_store_creation()  # a SQL store's first use creates its tables: no INFO lines for that
     mlflow.set_tracking_uri(uri)
     if on_databricks() and not os.environ.get("MLFLOW_REGISTRY_URI"):
         mlflow.set_registry_uri("databricks-uc")
     return uri
+
+
+#: Loggers that announce, at INFO, each step of creating or migrating a SQL store's tables (MLflow's
+#: ``Creating initial MLflow database tables...`` and Alembic's migration steps).
+_STORE_CREATION_LOGGERS = ("mlflow.store.db.utils", "alembic")
+
+
+def quiet_store_creation() -> None:
+    """Keep the SQL store's table creation and migrations off the console: their loggers report
+    WARNING and above (a level the user set on them is kept)."""
+    import logging
+
+    for name in _STORE_CREATION_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
 
 
 _WARNED_STORES: set[Path] = set()

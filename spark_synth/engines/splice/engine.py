@@ -47,8 +47,8 @@ from ..postprocess import estimate_total
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .model import SpliceModel
-from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, ComponentSpread, PairMisfit, candidate_pairs, model_tables, pair_query,
-                    pair_targets)
+from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, ComponentSpread, PairMisfit, anchors_line, candidate_pairs, model_tables,
+                    pair_query, pair_targets)
 
 _log = layer("engines")
 
@@ -290,7 +290,8 @@ class SpliceEngine(Engine):
             i = queries.index(oracle.select(queries, "weighted_l1", answers, select_rho, offsets=expected_noise))
             chosen.append(queries.pop(i))
             del answers[i], expected_noise[i]
-        _log.info("splice: pair anchors %s", ", ".join(q.name for q in chosen))
+        _log.info("%s", anchors_line([q.name for q in chosen]))
+        _log.debug("splice: pair anchors, all: %s", ", ".join(q.name for q in chosen))
         return oracle.measure_many([(q, measure_rho) for q in chosen])
 
     def pair_share_for(self, schema: Schema) -> float:

@@ -233,3 +233,17 @@ class ComponentSpread:
             p = self.misfit.column_groups(j, group_map, probabilities, block)
             total = total + weights @ ((p - weights @ p) ** 2).sum(1)
         return self.scale * total
+
+
+#: Pair names a progress line shows before it says how many more there are.
+SHOWN_PAIRS = 3
+
+
+def anchors_line(names: Sequence[str], shown: int = SHOWN_PAIRS) -> str:
+    """The progress line's text for the chosen pair anchors: how many, the first ``shown`` by name
+    (the whole list is in the fit's privacy report, one release per pair)."""
+    if not names:
+        return "splice: pair anchors: none chosen"
+    head = ", ".join(names[:shown])
+    more = f", ... and {len(names) - shown} more" if len(names) > shown else ""
+    return f"splice: pair anchors: {len(names)} chosen ({head}{more}; all in the privacy report)"
