@@ -13,7 +13,7 @@ import sys
 import traceback
 import time
 
-from .config import MAX_ROWS
+from .config import MAX_ROWS, parse_whole_number
 from .errors import InternalError, SparkSynthError
 from .interrupt import EXIT_INTERRUPTED, interrupts
 
@@ -39,6 +39,38 @@ path or a catalog table name. Outputs: format from the extension (.csv, .parquet
 (a bare name like db.table is a catalog table)."""
 
 
+#: One line per engine for ``run --help`` and ``fit --help`` (an engine without a line here is
+#: listed by name). Measured guidance: README, "Which engine for which table".
+ENGINE_PURPOSES = {
+    "independent": "DP 1-way marginals, columns drawn independently: the baseline, and the best 1-way "
+                   "fidelity; no extra needed",
+    "fpt": "private multiplicative weights over a junction tree: the best 2-/3-way marginals and ML on a "
+           "categorical schema target, a few thousand to tens of millions of rows (needs [torch])",
+    "splice": "sliced Chebyshev moments and DP pair tables fitted by a mixture: numeric-heavy tables and "
+              "regression targets (needs [torch])",
+    "dgm": "disjoint generative models: column groups fitted in parallel on the executors, joined by a DP "
+           "validator (in progress; docs/dgm.md)",
+}
+
+
+def engines_help() -> str:
+    """The engines and their one-line purposes, for the ``--help`` of ``run`` and ``fit``."""
+    from .engines import ENGINES
+
+    names = list(ENGINES)
+    width = max(len(name) for name in names)
+    lines = [f"  {name:<{width}}  {ENGINE_PURPOSES.get(name, '(see docs/engines.md)')}" for name in names]
+    return ("engines (--engine; options: --engine-option KEY=VALUE, see docs/engines.md):\n" + "\n".join(lines))
+
+
+def whole_number(text: str) -> int:
+    """argparse type of ``--rows`` and ``--seed``: 1000000, 1e6, 1_000_000 or 1,000,000."""
+    try:
+        return parse_whole_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"must be {exc}") from None
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     """argparse whose errors keep the CLI's contract: ONE line ``spark-synth: error: …`` on stderr, exit 2."""
 
@@ -57,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     def common_fit_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--input", required=True, help="CSV/Parquet file, Delta path, or table name")
         p.add_argument("--schema", required=True, help="schema file (.json as in the shared data, or .yaml)")
-        p.add_argument("--engine", default="independent", help="synthesis engine (default: independent)")
+        p.add_argument("--engine", default="independent", help="synthesis engine (default: independent; the "
+                                                                   "engines are listed below)")
         p.add_argument("--epsilon", required=True, type=float, help="privacy budget epsilon > 0")
         p.add_argument("--delta", required=True, type=float, help="privacy budget delta in (0, 1), e.g. 1e-9")
         p.add_argument("--out-of-domain", default="clip", choices=["clip", "error"],
@@ -69,19 +102,22 @@ def build_parser() -> argparse.ArgumentParser:
                             "cap (default: the input; see `spark-synth budget --source-table ID`)")
 
     def common_out_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--rows", required=True, type=int,
-                       help=f"number of synthetic rows to write (at most {MAX_ROWS:,})")
-        p.add_argument("--output", required=True, help="output: *.csv, *.parquet, a Delta path, or a table name")
-        p.add_argument("--seed", type=int, default=None, help="sampling seed, 0 to 2^63-1 (default: random, reported)")
+        p.add_argument("--rows", required=True, type=whole_number,
+                       help=f"number of synthetic rows to write, e.g. 10000, 1e6 or 1_000_000 (at most {MAX_ROWS:,})")
+        p.add_argument("--output", required=True,
+                       help="output: *.csv, *.parquet or a Delta folder when it holds a '/' (./synthetic), else a "
+                            "catalog table (db.table); stderr and the JSON's output_kind say which")
+        p.add_argument("--seed", type=whole_number, default=None, help="sampling seed, 0 to 2^63-1 (default: random, reported)")
         p.add_argument("--overwrite", action="store_true", help="replace an existing output")
 
-    def common_env_args(p: argparse.ArgumentParser, mlflow: bool = True) -> None:
+    def common_env_args(p: argparse.ArgumentParser, mlflow_help: str | None = None) -> None:
         p.add_argument("--spark-profile", default="local", help="Spark profile (packaged: local, cluster; $SPARK_SYNTH_CONF/spark overrides) or a YAML path")
-        if mlflow:
-            p.add_argument("--mlflow", action=argparse.BooleanOptionalAction, default=True,
-                           help="log the run to MLflow ($MLFLOW_TRACKING_URI or a local SQLite store)")
+        p.add_argument("--mlflow", action=argparse.BooleanOptionalAction, default=True,
+                       help=mlflow_help or "log the run to MLflow ($MLFLOW_TRACKING_URI or a local SQLite store)")
 
-    run = commands.add_parser("run", help="fit and write synthetic rows", description="Fit a DP synthesizer and write N rows.")
+    engines = engines_help()
+    run = commands.add_parser("run", help="fit and write synthetic rows", description="Fit a DP synthesizer and write N rows.",
+                              epilog=engines, formatter_class=argparse.RawDescriptionHelpFormatter)
     common_fit_args(run)
     common_out_args(run)
     common_env_args(run)
@@ -94,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--holdout-fraction", type=float, default=0.2, help="share of real rows held out (default 0.2)")
     run.add_argument("--split-seed", type=int, default=0, help="seed of the deterministic train/hold-out split (default 0)")
 
-    fit = commands.add_parser("fit", help="fit and save a synthesizer", description="Fit a DP synthesizer and save it.")
+    fit = commands.add_parser("fit", help="fit and save a synthesizer", description="Fit a DP synthesizer and save it.",
+                              epilog=engines, formatter_class=argparse.RawDescriptionHelpFormatter)
     common_fit_args(fit)
     fit.add_argument("--model", required=True, help="directory to save the fitted synthesizer in")
     common_env_args(fit)
@@ -107,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "models:/NAME@ALIAS, runs:/RUN_ID/model (a Delta output then also records the model and "
                              "its resolved version)")
     common_out_args(sample)
-    common_env_args(sample, mlflow=False)
+    common_env_args(sample, mlflow_help="sampling logs nothing to MLflow; --no-mlflow is accepted (as by run and fit) "
+                                        "and refuses an MLflow model URI in --model, which is read from MLflow")
 
     ev = commands.add_parser("evaluate", help="evaluate a synthetic table against the real one (not private)",
                              description="Compare a synthetic table with the real one: marginal TVD, sliced Wasserstein, "
@@ -258,9 +296,9 @@ _JOB_FLAGS = {
     "delta": dict(type=float, help="privacy budget delta in (0, 1)"),
     "model": dict(help="directory of a saved synthesizer (fit: to save into; must not hold one); sample also takes "
                        "an MLflow model URI (models:/NAME/VERSION, models:/NAME@ALIAS, runs:/RUN_ID/model)"),
-    "rows": dict(type=int, help="number of synthetic rows"),
-    "output": dict(help="output: *.csv, *.parquet, a Delta path, or a table name"),
-    "seed": dict(type=int, help="sampling seed (default: random, reported)"),
+    "rows": dict(type=whole_number, help="number of synthetic rows, e.g. 10000, 1e6 or 1_000_000"),
+    "output": dict(help="output: *.csv, *.parquet or a Delta folder when it holds a '/', else a catalog table (db.table)"),
+    "seed": dict(type=whole_number, help="sampling seed (default: random, reported)"),
     "out_of_domain": dict(choices=["clip", "error"], help="values outside the schema's domain"),
     "overwrite": dict(action="store_true", default=None, help="replace an existing output"),
     "mlflow": dict(action=argparse.BooleanOptionalAction, default=None, help="log to MLflow"),
@@ -408,7 +446,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
 
     return load_and_sample(
         model=args.model, rows=args.rows, output=args.output, seed=args.seed,
-        overwrite=args.overwrite, spark_profile=args.spark_profile,
+        overwrite=args.overwrite, spark_profile=args.spark_profile, mlflow=args.mlflow,
     )
 
 

@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +15,7 @@ from pathlib import Path
 from ._version import __version__
 from .config import RunConfig, check_output_apart, check_rows, check_seed
 from .errors import ParameterError
+from .logs import layer
 from .pipeline import MODEL_FILE, Synthesizer
 from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
@@ -41,6 +45,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         evaluate = check_request(evaluate, schema, config.output, config.overwrite)
     synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
                         engine_options=config.engine_options)  # before Spark starts: a bad engine fails fast
+    check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
     spark = spark or get_spark(config.spark_profile)
     location = check_output(spark, config.output, config.overwrite)
     dataset = dataset_key(config.dataset_id, config.input)
@@ -86,6 +91,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "fit_id": report.fit_id,
         "rows": config.rows,
         "output": written,
+        "output_kind": output_kind(config.output),
         "seed": synth.last_seed_,
         "seconds": round(timings["total"], 3),
         # one entry per scan of the table in measure_pass_seconds; timings are NOT covered (README, "Guarantee")
@@ -118,6 +124,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     parsed = load_schema(schema)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     dataset = dataset_key(dataset_id, input)
+    check_before_spark(spark, spark_profile, input=input)
     spark = spark or get_spark(spark_profile)
     params = {**_fit_params(synth, input, schema, parsed, dataset), "model": model}
     with _tracking(mlflow, f"fit-{engine}", dataset) as tracker:
@@ -139,13 +146,14 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
-                    spark_profile: str = "local", spark=None) -> dict:
+                    spark_profile: str = "local", spark=None, mlflow: bool = True) -> dict:
     """Load a synthesizer and write ``rows`` rows (the CLI's ``sample``; spends no budget).
 
     ``model`` is a directory saved by ``fit``, or an MLflow model URI (``models:/NAME/VERSION``,
     ``models:/NAME@ALIAS``, ``runs:/RUN_ID/model``; read from spark-synth's MLflow store): then the
     output also records that model and the registered version it resolved to, as
-    :func:`spark_synth.track.write_model_sample` does."""
+    :func:`spark_synth.track.write_model_sample` does. Sampling logs nothing to MLflow: ``mlflow=False``
+    (``--no-mlflow``) changes nothing for a directory and refuses a model URI."""
     from .session import get_spark
     from .track.model_source import is_model_uri
 
@@ -153,6 +161,12 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     check_rows(rows)
     check_seed(seed)
     source = None
+    if is_model_uri(model) and not mlflow:
+        raise ParameterError("model (--model)", "a directory saved by `spark-synth fit` when MLflow is off "
+                                                "(--no-mlflow): a models:/ or runs:/ URI is read from MLflow", model)
+    if not is_model_uri(model):
+        check_output_apart(str(model), str(output), source_name="model")
+    check_before_spark(spark, spark_profile, output=output, overwrite=overwrite)
     if is_model_uri(model):
         from .io import check_output
         from .track import use_store
@@ -163,16 +177,122 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
         use_store()
         synth, source = load_model_synthesizer(model)
     else:
-        check_output_apart(str(model), str(output), source_name="model")
         synth = Synthesizer.load(model)
     written = synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark or get_spark(spark_profile),
                           source_model=source)
     origin = {} if source is None else {"model_uri": source.uri, "registered_model": source.registered_model,
                                         "model_version": source.version, "fit_id": synth.privacy_report_.fit_id}
     report = synth.privacy_report_  # sampling spends nothing; the rows carry the fit's guarantee, or its lack
-    return {"engine": synth.engine, "rows": rows, "output": written, "seed": synth.last_seed_,
+    return {"engine": synth.engine, "rows": rows, "output": written, "output_kind": output_kind(output), "seed": synth.last_seed_,
             "epsilon_spent": 0.0, "dp_guarantee": report.dp_guarantee, **_not_covered(report), **origin,
             "seconds": round(time.perf_counter() - started, 3), **_columns(synth, synth.check_columns()), **_join(synth)}
+
+
+def output_kind(target: str) -> str:
+    """``"table"`` for a catalog table name (``out1``, ``db.out1``, ``main.db.`my-t```), else ``"path"``
+    (anything with a ``/`` or a scheme, or ending in ``.csv``/``.parquet``): the JSON line's
+    ``output_kind``, so a bare name is never silently a table."""
+    from .io.locations import is_table_name
+
+    return "table" if is_table_name(target) else "path"
+
+
+def check_before_spark(spark, spark_profile, *, input: str | None = None, output: str | None = None,
+                       overwrite: bool = False) -> None:
+    """Before a Spark session starts (16-18 s on a laptop): say so when ``output`` is a catalog table
+    (one ``spark-synth: output: …`` line), and refuse a missing local ``input`` or an existing local
+    ``output`` (without ``overwrite``) with the errors the Spark-side checks give.
+
+    Only paths on this machine are looked at, and only when the session that will read them is a
+    local one started here (no ``spark`` given or active, a ``local*`` master, no Hadoop
+    configuration that could make a plain path mean HDFS): a URI (``s3://``, ``dbfs:/``, ``hdfs:``)
+    or a catalog table name is checked, as before, once Spark is up."""
+    if output is not None:
+        _announce_output(output)
+    if not _paths_are_local(spark, spark_profile):
+        return
+    if input is not None:
+        _check_local_input(input)
+    if output is not None:
+        _check_local_output(output, overwrite)
+
+
+def _announce_output(target: str) -> None:
+    """One progress line when ``target`` is a catalog table: a bare name such as ``out1`` is one,
+    which a user expecting a folder would not guess (a path says what it is)."""
+    if output_kind(target) == "table":
+        layer("io").info("output: catalog table %s (Delta; a name without '/' is a table in Spark's catalog: "
+                         "write ./%s for a folder)", target, target)
+
+
+def _paths_are_local(spark, spark_profile) -> bool:
+    """Whether the session that will read and write is a local one this process starts, reading
+    plain paths from this machine's file system."""
+    from .session import load_profile
+
+    if spark is not None or os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return False  # a given session, or spark-submit's: its file system may be anything
+    remote = os.environ.get("SPARK_REMOTE")
+    if remote and not remote.startswith("local"):
+        return False
+    if os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR"):
+        return False  # fs.defaultFS may make /data/x an HDFS path
+    if "pyspark" in sys.modules:  # only then can a session (a notebook's, a test's) be active already
+        from pyspark import SparkContext
+
+        if SparkContext._active_spark_context is not None:
+            return False
+    settings = load_profile(spark_profile)
+    if not str(settings["master"] or "").startswith("local"):
+        return False
+    return not any(key in settings["spark"] for key in ("spark.hadoop.fs.defaultFS", "spark.hadoop.fs.default.name"))
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _local_path(target: str) -> str | None:
+    """``target`` as a path on this machine (``file:`` URIs included), or None for another scheme."""
+    if target.startswith("file:"):
+        return "/" + target[len("file:"):].lstrip("/")
+    return None if _SCHEME.match(target) else target
+
+
+def _check_local_input(source: str) -> None:
+    from .errors import InputNotFoundError
+    from .io.locations import format_from_extension, is_table_name
+    from .io.readers import _HELP
+
+    if format_from_extension(source) is None and is_table_name(source) and not os.path.exists(source):
+        return  # a catalog table: looked up once Spark is up
+    path = _local_path(source)
+    if path is not None and not os.path.exists(path):
+        raise InputNotFoundError(f"input '{source}' does not exist; {_HELP}")
+
+
+def _check_local_output(target: str, overwrite: bool) -> None:
+    """:func:`spark_synth.io.check_output`'s checks of a local path, without Spark."""
+    from .errors import OutputError
+    from .io.locations import output_location
+    from .io.writers import _check_local_parent
+
+    location = output_location(target)  # refuses a Delta output on an existing file
+    if location.is_table and "`" not in target and os.path.lexists(target):
+        what = "folder" if os.path.isdir(target) else "file"
+        raise OutputError(f"output '{target}' names a catalog table, and there is also a {what} '{target}' here: "
+                          f"write ./{target} for the {what}, or qualify the table (db.{target}) to write the table")
+    path = None if location.is_table else _local_path(target)
+    if path is None:
+        return
+    if os.path.lexists(path) and not overwrite:
+        raise OutputError(f"output '{target}' already exists; choose another path or pass --overwrite")
+    if overwrite and location.format == "delta" and os.path.isdir(path):
+        entries = os.listdir(path)
+        if entries and "_delta_log" not in entries:
+            raise OutputError(f"output '{target}' is a non-empty folder that is not a Delta table (no _delta_log), so "
+                              f"--overwrite cannot replace it; choose another path, remove the folder, or end the name "
+                              f"in .csv or .parquet")
+    _check_local_parent(Path(path))
 
 
 def _columns(synth: Synthesizer, warnings: list[str]) -> dict:

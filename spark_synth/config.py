@@ -22,6 +22,35 @@ MAX_ROWS = 10**11
 MAX_SEED = 2**63 - 1
 
 
+_GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
+#: How a whole number may be written on the command line (``--rows``, ``--seed``).
+WHOLE_NUMBER_FORMS = "e.g. 1000000, 1e6, 1_000_000 or 1,000,000"
+
+
+def parse_whole_number(text: str) -> int:
+    """``1000000``, ``1e6``, ``1_000_000``, ``1,000,000`` (and ``1.0e6``) → 1000000; ValueError,
+    naming the accepted forms, for anything that is not a whole number (``1.5``, ``1e-3``, ``ten``)."""
+    from decimal import Decimal, InvalidOperation
+
+    raw = str(text).strip()
+    digits = raw.replace(",", "") if _GROUPED.fullmatch(raw) else raw
+    try:
+        return int(digits)  # also takes Python's 1_000_000
+    except ValueError:
+        pass
+    try:
+        number = Decimal(digits)  # 1e6, 1.5e3, 1_000.0
+    except InvalidOperation:
+        number = None
+    if number is None or not number.is_finite():
+        raise ValueError(f"a whole number ({WHOLE_NUMBER_FORMS}); got {raw!r}")
+    if number != number.to_integral_value():
+        raise ValueError(f"a whole number ({WHOLE_NUMBER_FORMS}); got {raw!r}, which is not whole")
+    if number.adjusted() > 40:  # far past every limit: no need to build the integer
+        raise ValueError(f"a whole number of at most 40 digits; got {raw!r}")
+    return int(number)
+
+
 def check_rows(rows: object) -> None:
     if isinstance(rows, bool) or not isinstance(rows, int) or not 0 < rows <= MAX_ROWS:
         raise ParameterError("rows", f"a whole number > 0 and at most the public maximum {MAX_ROWS:,} (--rows; "
@@ -148,7 +177,7 @@ JOB_KEYS = {
             "out_of_domain", "overwrite", "mlflow", "spark_profile", "dataset_id"),
     "fit": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "model", "out_of_domain", "mlflow",
             "spark_profile", "dataset_id"),
-    "sample": ("model", "rows", "output", "seed", "overwrite", "spark_profile"),
+    "sample": ("model", "rows", "output", "seed", "overwrite", "mlflow", "spark_profile"),
 }
 _REQUIRED = {"run": ("input", "schema", "epsilon", "delta", "rows", "output"),
              "fit": ("input", "schema", "epsilon", "delta", "model"), "sample": ("model", "rows", "output")}
@@ -216,6 +245,7 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
     unknown = sorted(set(merged) - set(allowed))
     if unknown:
         raise ParameterError("overrides", f"among {sorted(allowed)}", unknown)
+    origins: dict[str, str] = {}  # engine option -> the file (or flag) that set it
     if "engine" in JOB_KEYS[command]:
         engine = _check_value("engine", *merged.get("engine", ("independent", "engine")))
         defaults_file = conf.find("engines", engine) or f"engines/{engine}.yaml"
@@ -223,13 +253,15 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
         for key, value in defaults.items():
             merged.setdefault(key, (value, f"{key} (in {defaults_file})"))
         if "engine_options" in merged:  # key by key: defaults < config file < command line
-            layers = [(defaults.get("engine_options"), f"engine_options (in {defaults_file})"),
-                      (raw_config.get("engine_options"), f"engine_options (in {config})"),
-                      (overrides.get("engine_options"), "--engine-option")]
+            layers = [(defaults.get("engine_options"), str(defaults_file)), (raw_config.get("engine_options"), str(config)),
+                      (overrides.get("engine_options"), OPTION_FLAG)]
             options = {}
-            for layer, name in layers:
+            for layer, source in layers:
                 if layer is not None:
-                    options.update(check_option_names_and_types(engine, _check_value("engine_options", layer, name), name))
+                    if not isinstance(layer, dict) or not all(isinstance(k, str) for k in layer):
+                        raise _setting_error(_option_where(source), "a mapping of option name -> value", layer)
+                    options.update(check_option_names_and_types(engine, dict(layer), source))
+                    origins.update(dict.fromkeys(layer, source))
             merged["engine_options"] = (options, "engine_options")
     out = {}
     for key in JOB_KEYS[command]:
@@ -247,7 +279,7 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
             raise ParameterError(merged[exc.name][1], exc.allowed, exc.value) from None
     if "engine_options" in out:
         out["engine_options"] = check_engine_options(out.get("engine", "independent"), out["engine_options"],
-                                                     merged["engine_options"][1])
+                                                     OPTION_FLAG, origins=origins)
     return out
 
 
@@ -297,6 +329,11 @@ def _check_value(key: str, value, name: str):
 def _as_number(value, kind):
     if isinstance(value, bool):
         return None
+    if isinstance(value, str) and kind is int:
+        try:
+            return parse_whole_number(value)  # "1e6", "1_000_000", "1,000,000"
+        except ValueError:
+            return None
     if isinstance(value, str):
         try:
             value = float(value.strip())
@@ -323,20 +360,58 @@ def parse_option_pairs(pairs, name: str = "--engine-option") -> dict:
     return options
 
 
+#: Where engine options given on the command line (CLI and jobs) come from, in error messages.
+OPTION_FLAG = "--engine-option"
+
+
+def _setting_error(where: str, allowed: str, value) -> ParameterError:
+    """A :class:`ParameterError` that reads ``WHERE: must be ALLOWED; got VALUE`` — e.g.
+    ``engine_options.steps in conf/runs/x.yaml: must be a whole number; got 'x'``."""
+    error = ParameterError(where, allowed, value)
+    error.args = (f"{where}: must be {allowed}; got {value!r}",)
+    return error
+
+
+def _option_where(source: str, key: str | None = None) -> str:
+    """``--engine-option`` or ``engine_options[.KEY] in FILE``: where an engine option was set."""
+    if source == OPTION_FLAG:
+        return OPTION_FLAG
+    return f"engine_options{'.' + key if key else ''} in {source}"
+
+
+def _option_error(exc: ParameterError, engine: str, source: str, origins: dict | None = None) -> ParameterError:
+    """``exc`` (from an engine's option checks) restated with where the option was set: ``source``
+    is :data:`OPTION_FLAG` or a config file, ``origins`` maps option names to their source when the
+    options were merged from several."""
+    from .engines.options import UnknownOptionError
+
+    if isinstance(exc, UnknownOptionError):
+        keys = exc.unknown
+        source = (origins or {}).get(keys[0], source) if len(keys) == 1 else source
+        return exc.located(_option_where(source, keys[0] if len(keys) == 1 else None))
+    key = exc.name[len(engine) + 1:] if exc.name.startswith(f"{engine}.") else None
+    source = (origins or {}).get(key, source)
+    if source == OPTION_FLAG:
+        return ParameterError(f"{exc.name} ({OPTION_FLAG})", exc.allowed, exc.value)
+    return _setting_error(_option_where(source, key or exc.name), exc.allowed, exc.value)
+
+
 def check_option_names_and_types(engine: str, options: dict, source: str) -> dict:
-    """Names and types of ``options`` checked against the engine's config (error names ``source``)."""
+    """Names and types of ``options`` checked against the engine's config; ``source`` (a config file,
+    or :data:`OPTION_FLAG`) is named in the error."""
     from .engines import ENGINES
     from .engines.options import checked_options
 
     try:
         return checked_options(engine, ENGINES[engine].config_class, options)
     except ParameterError as exc:
-        raise ParameterError(f"{exc.name} ({source})", exc.allowed, exc.value) from None
+        raise _option_error(exc, engine, source) from None
 
 
-def check_engine_options(engine: str, options: dict, source: str) -> dict:
-    """``options`` after checking their names and types against the engine's config (the error
-    also says where they came from: a config file or the command line)."""
+def check_engine_options(engine: str, options: dict, source: str, origins: dict | None = None) -> dict:
+    """``options`` after checking their names, types and ranges against the engine's config; the
+    error also says where they came from (``source``: a config file or :data:`OPTION_FLAG`;
+    ``origins``: option name -> its source, for options merged from several)."""
     from .engines import ENGINES, get_engine
 
     if engine not in ENGINES:
@@ -344,5 +419,5 @@ def check_engine_options(engine: str, options: dict, source: str) -> dict:
     try:
         get_engine(engine, **options)
     except ParameterError as exc:
-        raise ParameterError(f"{exc.name} ({source})", exc.allowed, exc.value) from None
+        raise _option_error(exc, engine, source, origins) from None
     return options

@@ -6,6 +6,7 @@ or mistyped option is the same :class:`~spark_synth.errors.ParameterError` every
 
 from __future__ import annotations
 
+import difflib
 import types
 import typing
 from dataclasses import fields
@@ -13,6 +14,39 @@ from dataclasses import fields
 from ..errors import ParameterError
 
 _KINDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false", list: "a list", dict: "a mapping"}
+
+
+class UnknownOptionError(ParameterError):
+    """An option name the engine does not take. Its message names the closest known option ("did
+    you mean ...?", :func:`difflib.get_close_matches`) when there is one, else lists the options;
+    ``where`` (e.g. ``--engine-option`` or ``engine_options in run.yaml``) says where it was given."""
+
+    def __init__(self, engine: str, unknown: list[str], known: list[str], where: str | None = None):
+        self.engine, self.unknown, self.known, self.where = engine, list(unknown), sorted(known), where
+        allowed = f"one of {self.known}" if known else f"absent (engine '{engine}' takes no options)"
+        super().__init__(f"{engine} option", allowed, unknown[0] if len(unknown) == 1 else list(unknown))
+        self.args = (self.describe(),)
+
+    def located(self, where: str) -> "UnknownOptionError":
+        """The same error, said to come from ``where``."""
+        return UnknownOptionError(self.engine, self.unknown, self.known, where)
+
+    def describe(self) -> str:
+        parts = []
+        for name in self.unknown:
+            close = difflib.get_close_matches(name, self.known, n=1, cutoff=0.6) or \
+                difflib.get_close_matches(name.lower(), self.known, n=1, cutoff=0.6)
+            parts.append(f"'{name}' (did you mean '{close[0]}'?)" if close else f"'{name}'")
+        if not self.known:
+            text = f"engine '{self.engine}' takes no options; got {', '.join(parts)}"
+        else:
+            listed = ("" if all("did you mean" in part for part in parts)
+                      else f"; its options are {', '.join(self.known)}")
+            plural = "s" if len(parts) > 1 else ""
+            text = f"no {self.engine} option{plural} {', '.join(parts)}{listed}"
+        if self.where is None:
+            return f"engine_options: {text}"
+        return f"{self.where}: {text}"
 
 
 def engine_config(engine: str, config_class: type, options: dict):
@@ -29,8 +63,7 @@ def checked_options(engine: str, config_class: type, options: dict) -> dict:
     known = [f.name for f in fields(config_class) if f.init]
     unknown = sorted(set(options) - set(known))
     if unknown:
-        allowed = f"one of {sorted(known)}" if known else f"absent (engine '{engine}' takes no options)"
-        raise ParameterError(f"{engine} option", allowed, unknown[0] if len(unknown) == 1 else unknown)
+        raise UnknownOptionError(engine, unknown, known)
     return {key: _check_type(f"{engine}.{key}", hints[key], value) for key, value in options.items()}
 
 

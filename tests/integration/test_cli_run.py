@@ -34,7 +34,7 @@ def test_run_writes_delta_and_logs_mlflow(spark, spark_home, adult_sample_paths,
                                 "--epsilon", "1", "--delta", "1e-9", "--rows", "1234", "--output", out, "--seed", "5")
     assert code == 0, stderr
     summary = json.loads(stdout)
-    assert summary["rows"] == 1234 and summary["engine"] == "independent"
+    assert summary["rows"] == 1234 and summary["engine"] == "independent" and summary["output_kind"] == "path"
     assert summary["epsilon_spent"] <= 1.0 and summary["epsilon_spent"] == pytest.approx(1.0, rel=1e-9)
     table = spark.read.format("delta").load(out)
     assert table.count() == 1234
@@ -76,9 +76,27 @@ def test_same_seed_same_rows(spark, adult_sample_paths, tmp_path, capsys):
         code, stdout, err = _run(capsys, "sample", "--model", model, "--rows", "500", "--seed", "9",
                                  "--output", str(tmp_path / name))
         assert code == 0, err
-        assert json.loads(stdout)["epsilon_spent"] == 0.0
+        assert json.loads(stdout)["epsilon_spent"] == 0.0 and json.loads(stdout)["output_kind"] == "path"
         outs.append(spark.read.parquet(str(tmp_path / name)).toPandas().sort_values(["fnlwgt", "age"]).reset_index(drop=True))
     assert outs[0].equals(outs[1])
+
+
+def test_a_bare_output_name_is_a_catalog_table_and_says_so(spark, adult_sample_paths, tmp_path, capsys, monkeypatch):
+    """``--output NAME`` (no ``/``) writes a catalog table, as ``saveAsTable`` would: stderr says so before
+    anything runs, and the JSON line's ``output_kind`` is "table" (a path's is "path")."""
+    monkeypatch.chdir(tmp_path)
+    data, schema = adult_sample_paths
+    name = f"synthetic_{uuid.uuid4().hex[:8]}"
+    code, stdout, stderr = _run(capsys, "run", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
+                                "--rows", "50", "--output", name, "--seed", "1", "--no-mlflow")
+    assert code == 0, stderr
+    summary = json.loads(stdout)
+    assert summary["output_kind"] == "table" and summary["output"] == name
+    assert stderr.splitlines()[0] == (f"spark-synth: output: catalog table {name} (Delta; a name without '/' is a table "
+                                      f"in Spark's catalog: write ./{name} for a folder)")
+    assert spark.catalog.tableExists(name) and spark.table(name).count() == 50
+    assert not (tmp_path / name).exists()
+    spark.sql(f"DROP TABLE {name}")
 
 
 @pytest.mark.parametrize("case", ["missing_input", "absent_column", "unknown_type", "unwritable", "existing_output", "out_of_domain"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,8 +45,18 @@ def test_fit_job_then_sample_job(spark, spark_home, tmp_path, monkeypatch, capsy
     assert spark.read.parquet(str(output)).count() == 321
 
 
+#: The jars Ivy keeps after resolving DELTA_PACKAGE once (README: `--jars` in place of `--packages`).
+IVY_JARS = [Path.home() / ".ivy2.5.2" / "jars" / name for name in
+            ("io.delta_delta-spark_2.13-4.0.1.jar", "io.delta_delta-storage-4.0.1.jar", "org.antlr_antlr4-runtime-4.13.1.jar")]
+#: Lines of Ivy's dependency report on spark-submit's stderr (printed before log4j is set up).
+IVY_LINE = re.compile(r"^(::|\t|Ivy Default Cache|The jars for the packages|io\.delta#|\s*-{5,}|\s*\|)")
+
+
 def test_spark_submit_run_job_local_mode_writes_delta(spark, tmp_path):
-    """The README's local-mode command line, run for real: spark-submit of jobs/run.py → a Delta table."""
+    """The README's local-mode command line, run for real: spark-submit of jobs/run.py → a Delta table.
+    With the packaged log4j2 file and SPARK_LOCAL_IP, spark-submit's stderr is a few lines (was ~1,000:
+    Spark's INFO log), and the job's progress lines come on stdout, before the JSON line — Spark runs the
+    Python driver with its stderr merged into its stdout, as the README says."""
     bin_dir = Path(sys.executable).parent
     submit = bin_dir / "spark-submit"
     if not submit.exists():
@@ -53,9 +64,11 @@ def test_spark_submit_run_job_local_mode_writes_delta(spark, tmp_path):
 
         submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     output = tmp_path / "synthetic" / "adult_sample"
-    jars = os.environ.get("SPARK_SYNTH_DELTA_JARS")
+    jars = os.environ.get("SPARK_SYNTH_DELTA_JARS") or (",".join(map(str, IVY_JARS)) if all(j.is_file() for j in IVY_JARS)
+                                                        else None)
     command = [
         str(submit), "--master", "local[2]", "--driver-memory", "1g",
+        "--driver-java-options", "-Dlog4j2.configurationFile=spark_synth/conf/spark/log4j2.properties",
         *(["--jars", jars] if jars else ["--packages", DELTA_PACKAGE]),
         "--conf", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
         "--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -64,10 +77,14 @@ def test_spark_submit_run_job_local_mode_writes_delta(spark, tmp_path):
         "--rows", "777", "--seed", "11", "--output", str(output), "--no-mlflow",
     ]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_SYNTH_HOME": str(tmp_path / "home")}
+           "SPARK_SYNTH_HOME": str(tmp_path / "home"), "SPARK_LOCAL_IP": "127.0.0.1"}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    spark_lines = [line for line in done.stderr.splitlines() if line.strip() and not IVY_LINE.match(line)]
+    assert len(spark_lines) <= 3 and not any(" INFO " in line for line in spark_lines), done.stderr[-3000:]
+    stdout = done.stdout.strip().splitlines()
+    assert "spark-synth: fit: engine independent, epsilon 1, delta 1e-09, 15 columns" in stdout  # merged by Spark
+    summary = json.loads(stdout[-1])
     assert summary["rows"] == 777 and summary["engine"] == "independent" and summary["epsilon_spent"] <= 1.0
     assert (output / "_delta_log").is_dir()
     table = spark.read.format("delta").load(str(output))
