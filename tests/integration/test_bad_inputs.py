@@ -375,7 +375,8 @@ CASES = {
                                                 ("'workclass'", "hierarchy level 1", "'name'")),
     # engines
     "engine-unknown": Case(_set(engine="magic"), ("'engine' must be one of", "independent")),
-    "engine-option-unknown": Case(_engine_option("splice", "colours=3"), ("colours", "must be one of")),
+    "engine-option-unknown": Case(_engine_option("splice", "colours=3"), ("no splice option 'colours'", "its options are")),
+    "engine-option-misspelt": Case(_engine_option("splice", "componets=3"), ("'componets' (did you mean 'components'?)",)),
     "engine-option-wrong-type": Case(_engine_option("splice", "components=many"), ("splice.components", "whole number")),
     "engine-option-not-key-value": Case(_engine_option("splice", "components"), ("--engine-option", "KEY=VALUE")),
     "engine-option-of-another-engine": Case(_engine_option("independent", "steps=3"), ("independent option", "steps", "null_floor")),
