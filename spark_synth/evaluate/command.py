@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from ..schema import Schema, load_schema
-from .core import Evaluation, check_out_dir, evaluate, load_privacy_report
+from .core import Evaluation, check_out_dir, evaluate, load_privacy_report, table_label
 from .split import check_fraction, check_seed
 from .utility import check_target
 
@@ -72,17 +72,18 @@ def default_out_dir(output: str) -> Path:
 
 
 def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, privacy_report, request: dict,
-                       fit_run_id: str | None, progress: bool = True) -> dict:
+                       fit_run_id: str | None, progress: bool = True, table: str | None = None) -> dict:
     """The ``run --evaluate`` step: the run's own output vs the real train / hold-out parts.
 
-    With ``fit_run_id`` (MLflow on) it is logged in a new run nested under that fit run.
+    With ``fit_run_id`` (MLflow on) it is logged in a new run nested under that fit run. ``table``
+    (the run's ``--input``) names the report; without it, the name of the files ``train`` was read from.
     """
     from ..io import read_input
 
     started = time.perf_counter()
     synthetic = read_input(spark, written)
     evaluation = evaluate(train, synthetic, schema, holdout=holdout, target=request["target"], seed=request["seed"],
-                          privacy_report=privacy_report, progress=progress)
+                          privacy_report=privacy_report, progress=progress, table=table_label(table) if table else None)
     evaluation.metrics["split"] = {"mode": "split", "holdout_fraction": request["holdout_fraction"], "seed": request["seed"]}
     files = evaluation.write(request["out"], overwrite=True)
     run_id = None
@@ -118,7 +119,8 @@ def evaluate_tables(*, real: str, synthetic: str, schema: str, out: str, target:
     real_df, synthetic_df = read_input(spark, real), read_input(spark, synthetic)
     holdout_df = read_input(spark, holdout) if holdout else None
     evaluation = evaluate(real_df, synthetic_df, parsed, target=target, holdout=holdout_df,
-                          holdout_fraction=holdout_fraction, seed=seed, privacy_report=report, progress=progress, **options)
+                          holdout_fraction=holdout_fraction, seed=seed, privacy_report=report, progress=progress,
+                          table=options.pop("table", None) or table_label(real), **options)
     files = evaluation.write(out, overwrite=overwrite)
     run_id = None
     if mlflow:

@@ -115,7 +115,7 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
              holdout_fraction: float = 0.2, seed: int = 0, numeric_bins: int | None = fidelity.DEFAULT_NUMERIC_BINS,
              max_triples: int = fidelity.DEFAULT_MAX_TRIPLES, projections: int = profile.DEFAULT_PROJECTIONS,
              mmd_rows: int = 2_000, utility_rows: int = 30_000, privacy_rows: int = 5_000,
-             privacy_report: PrivacyReport | None = None, progress: bool = True) -> Evaluation:
+             privacy_report: PrivacyReport | None = None, progress: bool = True, table: str | None = None) -> Evaluation:
     """Compare a synthetic Spark DataFrame with the real one. **Not private** (reads real rows).
 
     ``real`` is the real table. When ``holdout`` is None it is split deterministically with
@@ -126,6 +126,14 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
 
     ``target`` (default: the schema's) enables TSTR/TRTR; without one, utility is skipped.
     ``privacy_report`` (the fit's :class:`~spark_synth.privacy.PrivacyReport`) is shown in the report when given.
+    ``table`` names the real table in the report's title and ``metrics['table']`` (default: the name of
+    the files ``real`` was read from, else the schema's ``name``).
+
+    Every measure is set beside two baselines computed from the real rows (no budget is spent; like
+    the rest of the evaluation they are not private): the real hold-out part (what rows the
+    synthesizer never saw score: the target) and the *independent reference* (every column drawn on
+    its own from the real train part's marginals: what the ``independent`` engine would give with no
+    noise, the floor a model of the columns' relations should beat).
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema)
     seed = check_seed(seed)
@@ -149,20 +157,28 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
     columns = list(schema.names)
     train, holdout, synthetic = (df.select(*[f"`{c}`" for c in columns]) for df in (train, holdout, synthetic))
     eval_schema = fidelity.evaluation_schema(schema, numeric_bins)
-    steps = Progress(8 if target else 7, enabled=progress)
+    table = _check_table(table) if table is not None else (table_name_of(real) or schema.name or "table")
+    steps = Progress(9 if target else 8, enabled=progress)
     details: dict = {"privacy_report": privacy_report}
 
-    # 1-2. Marginal counts (one distributed pass per table).
+    # 1-3. Marginal counts (one distributed pass per table; the hold-out's are a baseline).
     sets = fidelity.column_sets(eval_schema, max_triples, seed)
     real_counts = steps.run("marginal counts of the real train part", fidelity.count_all, train, eval_schema, sets)
     synth_counts = steps.run("marginal counts of the synthetic table", fidelity.count_all, synthetic, eval_schema, sets)
+    holdout_counts = steps.run("marginal counts of the real hold-out part", fidelity.count_all, holdout, eval_schema, sets)
     marginals = fidelity.marginal_fidelity(real_counts, synth_counts, sets)
     marginals["numeric_bins"] = numeric_bins
+    holdout_fidelity = fidelity.marginal_fidelity(real_counts, holdout_counts, sets)
+    holdout_fidelity["1way"].pop("by_column", None)
+    synthetic_rows = int(sum(synth_counts[s].sum() for s in sets[1][:1])) if sets[1] else None
+    marginals["baselines"] = {"holdout": holdout_fidelity,
+                              "independent": fidelity.independent_fidelity(real_counts, sets, synthetic_rows or None, seed)}
     marginals["hierarchy"] = fidelity.hierarchy_fidelity(eval_schema, real_counts, synth_counts)
     details["one_way"] = {s[0]: (real_counts[s], synth_counts[s]) for s in sets[1]}
+    details["one_way_holdout"] = {s[0]: holdout_counts[s] for s in sets[1]}
     details["eval_schema"] = eval_schema
 
-    # 3-4. Moments and projection histograms (one distributed pass per table).
+    # 4-5. Moments and projection histograms (one distributed pass per table).
     plan = profile.make_plan(schema, projections, seed=seed)
     real_stats = steps.run("moments and projections of the real train part", profile.table_stats, train, plan)
     synth_stats = steps.run("moments and projections of the synthetic table", profile.table_stats, synthetic, plan)
@@ -174,7 +190,7 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
     assoc.update({"columns": columns, "matrix_real": matrix_real, "matrix_synthetic": matrix_synth})
     details["association"] = (matrix_real, matrix_synth)
 
-    # 5. Bounded, content-hashed samples (same salt for train and synthetic: equal tables, equal samples).
+    # 6. Bounded, content-hashed samples (same salt for train and synthetic: equal tables, equal samples).
     n_sample = max(mmd_rows, utility_rows if target else 0, privacy_rows)
 
     def samples():
@@ -186,27 +202,28 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
     encoder = PublicEncoder(schema)
     enc_train, enc_holdout, enc_synth = (encoder.transform(f) for f in (train_pd, holdout_pd, synth_pd))
 
-    # 6. Distances.
+    # 7. Distances.
     def distances():
         return {**distance.sliced_wasserstein(real_stats, synth_stats, plan),
                 **distance.mmd(enc_train[:mmd_rows], enc_synth[:mmd_rows])}
 
     dist = steps.run("sliced Wasserstein and kernel MMD", distances)
 
-    # 7. Utility.
+    # 8. Utility.
     util = None
     if target:
-        util = steps.run("utility: TSTR vs TRTR (3 learners, twice)", utility.utility, train_pd.iloc[:utility_rows],
+        util = steps.run("utility: TSTR vs TRTR and the independent reference (3 learners, 3 times)", utility.utility, train_pd.iloc[:utility_rows],
                          holdout_pd.iloc[:utility_rows], synth_pd.iloc[:utility_rows], schema, target, seed)
 
-    # 8. Privacy proxies.
-    proxies = steps.run("privacy proxies (DCR, membership inference, identification risk)", privacy.privacy_proxies,
+    # 9. Privacy proxies.
+    proxies = steps.run("privacy proxies (DCR, membership inference, identification risk and its baselines)", privacy.privacy_proxies,
                         enc_train[:privacy_rows], enc_holdout[:privacy_rows], enc_synth[:privacy_rows], encoder.slices, seed)
     details["dcr"] = (proxies.pop("_dcr_train", None), proxies.pop("_dcr_holdout", None))
 
     metrics = {
         "not_private": NOT_PRIVATE_NOTE,
         "spark_synth_version": __version__,
+        "table": table,
         "schema": schema.name,
         "target": target,
         "seed": seed,
@@ -221,6 +238,50 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
         "timings_s": {k: round(v, 3) for k, v in steps.timings.items()},
     }
     return Evaluation(metrics=metrics, schema=schema, details=details)
+
+
+def _check_table(table) -> str:
+    if not isinstance(table, str) or not table.strip():
+        raise ParameterError("table", "the real table's name (a non-empty string)", table)
+    return table.strip()
+
+
+_DATA_SUFFIXES = (".csv", ".parquet", ".delta", ".json", ".orc", ".txt", ".gz", ".snappy")
+
+
+def table_label(source: str) -> str:
+    """A short name for an input: a table name as given; a file or folder by its last path part,
+    without its data extension (``/data/adult_sample.csv`` → ``adult_sample``)."""
+    text = str(source).rstrip("/")
+    last = text.rsplit("/", 1)[-1] or text
+    stem = last
+    while stem.lower().endswith(_DATA_SUFFIXES) and "." in stem[1:]:
+        stem = stem[: stem.rfind(".")]
+    return stem or last
+
+
+def table_name_of(df) -> str | None:
+    """The name of the table a DataFrame was read from, from its input files (a single file: its
+    name; a folder, Delta or catalog table: its folder, above any ``key=value`` partition folders);
+    None when it was not read from files (e.g. built in memory) or they cannot be listed."""
+    import os
+    import re
+    from urllib.parse import unquote, urlparse
+
+    try:
+        files = [unquote(urlparse(f).path) or f for f in df.inputFiles()]
+    except Exception:  # noqa: BLE001 - a name for a title only: any failure means "unknown"
+        return None
+    if not files:
+        return None
+    if len(files) == 1 and not os.path.basename(files[0]).startswith("part-"):
+        path = files[0]
+    else:
+        path = os.path.commonpath([os.path.dirname(f) for f in files]) if len(files) > 1 else os.path.dirname(files[0])
+    while re.fullmatch(r"[^=/]+=[^/]*", os.path.basename(path) or ""):
+        path = os.path.dirname(path)
+    name = table_label(path)
+    return name or None
 
 
 def _budget_summary(report: PrivacyReport | None) -> dict | None:

@@ -19,6 +19,14 @@ beside it:
   nearest synthetic row is strictly closer than their nearest *other* train row, with each column's
   coordinates weighted by 1 / (entropy of its values in the train sample). 0 for a synthesizer far
   from every row; near 1 for a copy of the train table;
+* ``identification_risk_holdout``: the same measure with the real hold-out rows in place of the
+  synthetic ones — what rows the synthesizer never saw score (about 0.5 for continuous data: a
+  fresh row is as likely as another train row to be a train row's nearest neighbour; lower where
+  ties are common). A synthetic table above it is closer to its train rows than fresh real data is;
+* ``identification_risk_independent``: the same with the *independent reference* — the train rows
+  with each column shuffled on its own (a draw from the product of the train part's marginals, what
+  the ``independent`` engine would give with no noise). Computed from real rows: not private;
+  ``membership_auc_independent`` is the distance attack's AUC against that reference;
 * ``mia_recall`` / ``mia_precision``: a classifier attack. A random forest learns to tell synthetic
   rows from half of the hold-out rows; it then labels train rows (members) and the other half of
   the hold-out (non-members) as "synthetic-like" (= member) or not. Recall is the share of members
@@ -76,6 +84,17 @@ def identification_risk(train: np.ndarray, synthetic: np.ndarray, slices: dict[s
     return float(np.mean(nearest_distances(weighted, synthetic * w) < nearest_other_distances(weighted)))
 
 
+def independent_reference(train: np.ndarray, slices: dict[str, slice] | None = None, seed: int = 0) -> np.ndarray:
+    """The train rows with each column (its ``slices`` coordinates together) permuted on its own:
+    a sample of the product of the train part's 1-way marginals."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 11]))
+    out = train.copy()
+    groups = slices.values() if slices else [slice(j, j + 1) for j in range(train.shape[1])]
+    for cols in groups:
+        out[:, cols] = train[rng.permutation(len(train)), cols]
+    return out
+
+
 def classifier_attack(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray, seed: int = 0) -> dict:
     """``mia_recall`` and ``mia_precision`` of the classifier attack (module docstring); equal-sized
     classes throughout (the smallest of |synthetic|, |holdout|/2 and |train|)."""
@@ -107,7 +126,9 @@ def privacy_proxies(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarra
     train, holdout, synthetic = train[:n], holdout[:n], synthetic[:n]
     if n == 0 or len(synthetic) == 0:
         return {"dcr_train_median": None, "dcr_holdout_median": None, "share_closer_to_train": None,
-                "membership_auc": None, "identification_risk": None, "mia_recall": None, "mia_precision": None,
+                "membership_auc": None, "membership_auc_independent": None, "identification_risk": None,
+                "identification_risk_holdout": None,
+                "identification_risk_independent": None, "mia_recall": None, "mia_precision": None,
                 "n_reference": n, "n_synthetic": len(synthetic)}
     to_train = nearest_distances(synthetic, train)
     to_holdout = nearest_distances(synthetic, holdout)
@@ -116,6 +137,9 @@ def privacy_proxies(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarra
     non_member_score = -nearest_distances(holdout, synthetic)
     labels = np.r_[np.ones(n), np.zeros(n)]
     auc = float(roc_auc_score(labels, np.r_[member_score, non_member_score]))
+    independent = independent_reference(train, slices, seed)
+    auc_independent = float(roc_auc_score(labels, np.r_[-nearest_distances(train, independent),
+                                                        -nearest_distances(holdout, independent)]))
     return {
         "dcr_train_median": float(np.median(to_train)),
         "dcr_holdout_median": float(np.median(to_holdout)),
@@ -124,7 +148,10 @@ def privacy_proxies(train: np.ndarray, holdout: np.ndarray, synthetic: np.ndarra
         "share_exact_copies_of_train": float(np.mean(to_train == 0.0)),
         "share_closer_to_train": share,
         "membership_auc": auc,
+        "membership_auc_independent": auc_independent,
         "identification_risk": identification_risk(train, synthetic, slices),
+        "identification_risk_holdout": identification_risk(train, holdout, slices),
+        "identification_risk_independent": identification_risk(train, independent, slices),
         **classifier_attack(train, holdout, synthetic, seed),
         "n_reference": int(n),
         "n_synthetic": int(len(synthetic)),

@@ -7,6 +7,11 @@ Learners: logistic regression (classification) or ridge regression (regression),
 and gradient boosting (XGBoost). Scores: AUROC (one-vs-rest macro for more than two classes),
 macro-F1 and accuracy for classification; R² for regression. The hold-out rows are only ever used
 to score; models fit on the synthetic sample (TSTR) or the real *train* sample (TRTR) only.
+
+Baselines: TRTR is the ceiling; the *independent reference* is the floor — the same learners fit on
+the real train sample with every column shuffled on its own (a draw from the product of its
+marginals: what the ``independent`` engine would give with no noise; the target is then unrelated to
+the features). It reads real rows (evaluation does anyway: not private) and spends no budget.
 """
 
 from __future__ import annotations
@@ -143,9 +148,16 @@ def _score(task: str, make, n_classes: int, train: tuple, test: tuple) -> dict:
     return {"r2": float(r2_score(y_test, model.predict(x_test)))}
 
 
+def independent_sample(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """``frame`` with every column permuted on its own (a sample of the product of its marginals)."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 13]))
+    return pd.DataFrame({c: frame[c].to_numpy()[rng.permutation(len(frame))] for c in frame.columns}, index=frame.index)
+
+
 def utility(real_train: pd.DataFrame, real_holdout: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema,
-            target: str, seed: int = 0, task: str | None = None) -> dict:
-    """TSTR and TRTR scores of every learner, and the best of each (see module docstring)."""
+            target: str, seed: int = 0, task: str | None = None, independent: bool = True) -> dict:
+    """TSTR and TRTR scores of every learner, and the best of each (see module docstring); with
+    ``independent``, also the independent reference's (key ``independent``)."""
     target = check_target(schema, target)
     task = task or infer_task(schema, target)
     if task not in ("classification", "regression"):
@@ -155,15 +167,17 @@ def utility(real_train: pd.DataFrame, real_holdout: pd.DataFrame, synthetic: pd.
         raise ParameterError("holdout", "a real hold-out part with at least one non-null target", 0)
     train_real = prepare(real_train, schema, target, task)
     train_synth = prepare(synthetic, schema, target, task)
+    kinds = {"tstr": train_synth, "trtr": train_real}
+    if independent:
+        kinds["independent"] = prepare(independent_sample(real_train, seed), schema, target, task)
     n_classes = schema[target].n_values
     metrics = CLASSIFICATION_METRICS if task == "classification" else REGRESSION_METRICS
     primary = metrics[0]
     learners = {}
     for name, make in _learners(task, seed).items():
-        learners[name] = {"tstr": _score(task, make, n_classes, train_synth, test),
-                          "trtr": _score(task, make, n_classes, train_real, test)}
+        learners[name] = {kind: _score(task, make, n_classes, data, test) for kind, data in kinds.items()}
     best = {}
-    for kind in ("tstr", "trtr"):
+    for kind in kinds:
         best[kind] = {}
         for metric in metrics:
             values = {n: s[kind][metric] for n, s in learners.items() if s[kind][metric] is not None}
