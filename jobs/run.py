@@ -4,7 +4,8 @@ Settings come from a run config (``--config conf/runs/NAME.yaml``, over the engi
 ``spark_synth/conf/engines/``); any flag below overrides the file. Local mode, from the repository root (the
 Delta Lake jars are fetched from Maven Central once, then cached by Ivy)::
 
-    spark-submit --master "local[*]" --driver-memory 4g \\
+    SPARK_LOCAL_IP=127.0.0.1 spark-submit --master "local[*]" --driver-memory 4g \\
+      --driver-java-options "-Dlog4j2.configurationFile=spark_synth/conf/spark/log4j2.properties" \\
       --packages io.delta:delta-spark_2.13:4.0.1 \\
       --conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension \\
       --conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog \\
@@ -14,7 +15,10 @@ On a cluster, drop ``--master`` (or give the cluster's), ship the package as a w
 ``--py-files dist/spark_synth-0.1.0-py3-none-any.whl`` or install it on the nodes, and pass table
 names: see README, "Where to run it". The job sets no master and no Spark settings of its own.
 Prints one JSON line (engine, ε, δ, ρ spent, rows, output, MLflow run id) and exits 0; on bad
-input prints one line ``spark-synth: error: …`` to stderr, exits 2 and writes nothing.
+input prints one line ``spark-synth: error: …``, exits 2 and writes nothing. Under spark-submit both,
+and the ``spark-synth: …`` progress lines, come on spark-submit's stdout (Spark merges the Python
+driver's stderr into it); its stderr holds Spark's own log — WARN and above with the log4j2 file
+named above (``SPARK_LOCAL_IP`` keeps a local run from warning about a loopback host name).
 """
 
 import sys

@@ -3,7 +3,8 @@
 Settings: ``--config conf/runs/NAME.yaml`` (its ``model``, ``rows``, ``output``, ``seed``) plus the
 flags below. Local mode::
 
-    spark-submit --master "local[*]" --driver-memory 4g \\
+    SPARK_LOCAL_IP=127.0.0.1 spark-submit --master "local[*]" --driver-memory 4g \\
+      --driver-java-options "-Dlog4j2.configurationFile=spark_synth/conf/spark/log4j2.properties" \\
       --packages io.delta:delta-spark_2.13:4.0.1 \\
       --conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension \\
       --conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog \\
@@ -11,7 +12,9 @@ flags below. Local mode::
 
 ``--model`` may also be an MLflow model URI (``models:/NAME/VERSION``, ``models:/NAME@ALIAS``,
 ``runs:/RUN_ID/model``): a Delta output then also records the model and the version it resolved to.
-Cluster: README, "Where to run it". One JSON line and exit 0, or one error line and exit 2.
+Cluster: README, "Where to run it". One JSON line and exit 0, or one error line and exit 2 — on
+spark-submit's stdout, which Spark merges the job's stderr (its progress lines) into; spark-submit's
+own stderr holds Spark's log (WARN and above with the log4j2 file named above).
 """
 
 import sys
