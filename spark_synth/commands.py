@@ -237,10 +237,11 @@ def _paths_are_local(spark, spark_profile) -> bool:
         return False
     if os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR"):
         return False  # fs.defaultFS may make /data/x an HDFS path
-    if "pyspark" in sys.modules:  # only then can a session (a notebook's, a test's) be active already
+    if "pyspark.sql" in sys.modules:  # only then can a session (a notebook's, a test's) be active already
         from pyspark import SparkContext
+        from pyspark.sql import SparkSession
 
-        if SparkContext._active_spark_context is not None:
+        if SparkContext._active_spark_context is not None or SparkSession.getActiveSession() is not None:
             return False
     settings = load_profile(spark_profile)
     if not str(settings["master"] or "").startswith("local"):
