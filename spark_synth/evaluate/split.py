@@ -63,6 +63,9 @@ def hash_sample(df, n: int, seed: int = 0) -> pd.DataFrame:
     receives at most ``n`` rows whatever the table's size. Two tables holding the same rows give
     the same sample in the same order. Timestamp (with time zone) columns arrive as seconds since
     1970-01-01 UTC, as the measure layer reads them: pandas would get the session zone's wall clock.
+    A CSV's text columns arrive as text, whatever the schema declares: the public encoder reads a
+    date / timestamp / boolean's text as Spark's cast does in the fit
+    (:mod:`~spark_synth.schema.text_casts`; zone-less text in UTC, the packaged session zone).
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T

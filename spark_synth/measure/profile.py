@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..schema.columns import ColumnType
 from ..schema.encoding import as_numbers, temporal_numbers
+from ..schema.text_casts import iso_days  # the ISO dates Spark's cast reads; also imported from here
 
 #: Value classes, in the order of ``ColumnProfile.classes``.
 WHOLE, FRACTIONAL, OTHER = 0, 1, 2
@@ -41,7 +42,6 @@ ZERO_ONE, OTHER_WHOLE, OTHER_NUMBER, ISO_DATE, TRUE_FALSE, TEXT = range(6)
 KINDS = ("0 or 1", "other whole number", "other number", "ISO date", "true/false", "other text")
 _OUT_SCHEMA = "col int, part int, cell long, key string, total long"
 _CLASSES, _GRID, _CATEGORIES, _TIES, _KINDS, _DATE_CELLS, _DATE_TIES = range(7)
-_ISO_DATE = r"(\d{4})-(\d{1,2})-(\d{1,2})"
 
 
 @dataclass(frozen=True)
@@ -71,28 +71,6 @@ class ColumnProfile:
     kinds: np.ndarray = field(default_factory=lambda: np.zeros(len(KINDS), dtype=np.int64))
     date_cells: np.ndarray | None = None  # on the request's date_grid, like grid / ties
     date_ties: np.ndarray | None = None
-
-
-def iso_days(values: pd.Series) -> np.ndarray:
-    """Days since 1970-01-01 of the values that are ISO dates ``YYYY-MM-DD`` (month and day may have
-    one digit; spaces around are ignored — the forms Spark casts to a date whatever follows),
-    NaN for everything else (a non-string, an impossible date such as 2020-02-30)."""
-    out = np.full(len(values), np.nan)
-    if len(values) == 0:
-        return out
-    text = values.map(lambda v: v.strip() if isinstance(v, str) else "")
-    parts = text.str.fullmatch(_ISO_DATE)
-    if not parts.any():
-        return out
-    found = text[parts.to_numpy(dtype=bool)].str.extract(_ISO_DATE).astype(np.int64).to_numpy()
-    year, month, day = found[:, 0], found[:, 1], found[:, 2]
-    fine = (month >= 1) & (month <= 12) & (day >= 1)
-    months = np.where(fine, (year - 1970) * 12 + month - 1, 0).astype("datetime64[M]")
-    first = months.astype("datetime64[D]").astype(np.int64)
-    length = (months + 1).astype("datetime64[D]").astype(np.int64) - first
-    fine &= day <= length
-    out[np.flatnonzero(parts.to_numpy(dtype=bool))] = np.where(fine, first + day - 1, np.nan)
-    return out
 
 
 def value_kinds(values: pd.Series, x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import EPOCH, Column, ColumnType, Schema
+from .text_casts import spark_boolean, text_epoch_seconds, texts_epoch_seconds
 
 
 class OutOfDomainPolicy(str, Enum):
@@ -109,18 +110,26 @@ def temporal_numbers(values: pd.Series, kind: ColumnType) -> np.ndarray:
     """Date / timestamp values (``date``/``datetime``/``datetime64``) as days since 1970-01-01 (date),
     seconds since 1970-01-01 UTC (timestamp: naive values are UTC) or seconds since 1970-01-01 00:00
     on the wall clock (timestamp_ntz: an aware value counts by its own wall clock, its zone dropped);
-    NaN for anything else. Numbers are taken as already converted (the measure layer converts
-    them in Spark, see :func:`~spark_synth.schema.spark_types.epoch_number`)."""
+    text (a CSV's) as Spark's cast reads it (:mod:`~spark_synth.schema.text_casts`: null where the fit's
+    ``try_cast`` gives null); NaN for anything else. Numbers are taken as already converted (the
+    measure layer converts them in Spark, see :func:`~spark_synth.schema.spark_types.epoch_number`)."""
     if pd.api.types.is_numeric_dtype(values.dtype) and values.dtype != bool:
         return as_numbers(values)
-    seconds = np.fromiter((_epoch_seconds(v, kind) for v in values), dtype=np.float64, count=len(values))
+    if pd.api.types.infer_dtype(values, skipna=True) == "string":  # a CSV's text: all at once
+        seconds = texts_epoch_seconds(values, kind)
+    else:
+        seconds = np.fromiter((_epoch_seconds(v, kind) for v in values), dtype=np.float64, count=len(values))
     return np.floor(seconds / 86400.0) if kind is ColumnType.DATE else seconds
 
 
 def _epoch_seconds(value, kind: ColumnType) -> float:
     """Seconds since the epoch of one date/datetime value; NaN for anything else (a date column
     takes dates only; a timestamp column dates too, as midnight UTC — a timestamp_ntz column as
-    midnight on the wall clock)."""
+    midnight on the wall clock). Text is read as Spark casts it to the column's type, as the fit
+    reads it (:func:`~spark_synth.schema.text_casts.text_epoch_seconds`; zone-less timestamps in UTC,
+    the packaged profiles' session time zone)."""
+    if isinstance(value, str):
+        return text_epoch_seconds(value, kind)
     if isinstance(value, np.datetime64):
         value = pd.Timestamp(value)
     if value is pd.NaT or not isinstance(value, dt.date):
@@ -153,7 +162,7 @@ def _category_index(values: pd.Series, column: Column, is_null: np.ndarray) -> n
     """Index of each value among the categories; -1 for nulls and anything else."""
     categories = pd.Index(list(column.categories))
     if column.category_kind == "boolean":
-        index = np.fromiter((int(v) if isinstance(v, (bool, np.bool_)) else -1 for v in values), np.int64, len(values))
+        index = np.fromiter((_boolean_index(v) for v in values), np.int64, len(values))
     elif column.category_kind == "string":
         lookup = values
         if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):  # not all strings: as text
@@ -169,6 +178,18 @@ def _category_index(values: pd.Series, column: Column, is_null: np.ndarray) -> n
     else:
         index = categories.get_indexer(pd.Series(as_numbers(values)))
     return np.where(is_null, -1, index).astype(np.int64)
+
+
+def _boolean_index(value) -> int:
+    """A boolean's category index (False 0, True 1); text as Spark's cast to boolean reads it — the fit
+    reads a CSV's text so (``true``/``t``/``yes``/``y``/``1``, ``false``/``f``/``no``/``n``/``0``, any
+    case, :func:`~spark_synth.schema.text_casts.spark_boolean`); -1 for anything else."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, str):
+        parsed = spark_boolean(value)
+        return -1 if parsed is None else int(parsed)
+    return -1
 
 
 def decode_codes(codes: np.ndarray, schema: Schema, rng: np.random.Generator) -> pd.DataFrame:
