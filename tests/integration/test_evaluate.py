@@ -96,8 +96,13 @@ def test_column_shuffled_copy_keeps_one_way_and_breaks_associations(spark, table
     rng = np.random.default_rng(4)
     shuffled = pd.DataFrame({c: train_pd[c].to_numpy()[rng.permutation(len(train_pd))] for c in train_pd.columns})
     ev = evaluate(train, spark.createDataFrame(shuffled, schema=train.schema), tiny_schema(), target="colour",
-                  holdout=holdout, progress=False)
+                  holdout=holdout, progress=False, table="toy")
     m = ev.metrics
+    assert m["table"] == "toy"
+    # a column-shuffled copy IS a draw of the independent reference: it scores like it
+    independent = m["marginals"]["baselines"]["independent"]
+    assert m["marginals"]["2way"]["tvd_mean"] == pytest.approx(independent["2way"]["tvd_mean"], abs=0.03)
+    assert m["utility"]["best"]["independent"]["auroc"] < m["utility"]["best"]["trtr"]["auroc"] - 0.1
     assert m["marginals"]["1way"]["tvd_max"] == pytest.approx(0.0, abs=1e-12)
     assert m["marginals"]["2way"]["tvd_mean"] > 0.2
     assert m["association"]["abs_diff_mean"] > 0.5
@@ -124,12 +129,19 @@ def test_cli_evaluate_writes_report_and_logs_mlflow(spark, spark_home, adult_sam
                           "--out", str(target), "--privacy-report", str(tmp_path / "model"))
     assert code == 0, err
     summary = json.loads(out)
-    assert "evaluate [1/8]" in err  # progress lines
+    assert "evaluate [1/9]" in err  # progress lines
     metrics = json.loads((target / "metrics.json").read_text())
     assert metrics["utility"]["target"] == "income" and 0 <= metrics["marginals"]["1way"]["tvd_mean"] < 0.1
     assert metrics["privacy_budget"]["epsilon_spent"] == pytest.approx(1.0)
     html = (target / "report.html").read_text()
-    assert html.count("<img") >= 5 and "NOT PRIVATE" in html and 'alt="privacy budget by release"' in html
+    assert metrics["table"] == "adult_sample" and "<title>adult_sample" in html  # named by the --real file
+    assert html.count("<img") >= 2 and "NOT PRIVATE" in html and '<section id="budget">' in html
+    assert html.index('id="verdict"') < html.index('id="columns"') < html.index('id="budget"')
+    # the baselines: the real hold-out (fresh rows score about 0.5) and the independent reference
+    proxies, base = metrics["privacy_proxies"], metrics["marginals"]["baselines"]
+    assert 0.3 < proxies["identification_risk_holdout"] < 0.7 and 0 <= proxies["identification_risk_independent"] <= 1
+    assert 0 < base["holdout"]["2way"]["tvd_mean"] < 0.3 and base["independent"]["rows"] == metrics["rows"]["synthetic"]
+    assert metrics["utility"]["best"]["independent"]["auroc"] < metrics["utility"]["best"]["trtr"]["auroc"] - 0.1
     assert not re.search(r"(src|href)=\"https?:", html)  # self-contained
     client = mlflow.MlflowClient()
     run = client.get_run(summary["mlflow_run_id"])

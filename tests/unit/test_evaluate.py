@@ -229,3 +229,100 @@ def test_hierarchy_fidelity_compares_each_level_on_summed_counts():
     synthetic = np.array([0.0, 10.0, 10.0, 0.0])  # a and b swapped: wrong codes, right groups
     levels = hierarchy_fidelity(schema, {("c",): real}, {("c",): synthetic})["c"]
     assert levels == {"code": pytest.approx(0.5), "g": pytest.approx(0.0)}
+
+
+# ---- baselines ------------------------------------------------------------------------------
+def test_independent_fidelity_is_zero_for_independent_counts_and_large_for_dependent_ones():
+    a, b = np.array([30.0, 10.0]), np.array([5.0, 15.0, 20.0])
+    sets = {1: [("a",), ("b",)], 2: [("a", "b")]}
+    independent = {("a",): a, ("b",): b, ("a", "b"): np.outer(a, b) / a.sum()}
+    exact = fidelity.independent_fidelity(independent, sets)
+    assert exact["1way"]["tvd_max"] == 0.0 and exact["2way"]["tvd_max"] == pytest.approx(0.0, abs=1e-12)
+    diagonal = {("a",): np.array([50.0, 50.0]), ("b",): np.array([50.0, 50.0]), ("a", "b"): np.diag([50.0, 50.0])}
+    assert fidelity.independent_fidelity(diagonal, {1: [("a",), ("b",)], 2: [("a", "b")]})["2way"]["tvd_mean"] == pytest.approx(0.5)
+    # at a row count: a seeded draw of that many rows (sampling error > 0, shrinking with the rows)
+    drawn = [fidelity.independent_fidelity(independent, sets, rows=n, seed=1)["1way"]["tvd_mean"] for n in (100, 100_000)]
+    assert drawn[0] > drawn[1] > 0 and drawn[0] == fidelity.independent_fidelity(independent, sets, rows=100, seed=1)["1way"]["tvd_mean"]
+
+
+def test_privacy_baselines_hold_out_scores_about_half_and_copies_do_not_move_it():
+    rng = np.random.default_rng(2)
+    train, holdout = rng.random((1500, 3)), rng.random((1500, 3))
+    out = privacy.privacy_proxies(train, holdout, train.copy())
+    assert out["identification_risk"] == 1.0
+    assert out["identification_risk_holdout"] == pytest.approx(0.5, abs=0.05)  # fresh rows: the synthetic copy is no help
+    assert out["identification_risk_independent"] < 0.7 and 0.4 < out["membership_auc_independent"] < 0.6
+    shuffled = privacy.independent_reference(train, {"x": slice(0, 2), "y": slice(2, 3)}, seed=0)
+    assert sorted(map(tuple, shuffled[:, :2])) == sorted(map(tuple, train[:, :2]))  # a column's coordinates move together
+    assert not np.array_equal(shuffled, train)
+
+
+def test_utility_independent_reference_loses_the_target():
+    schema = tiny_schema()
+    train, holdout = _learnable(1500, 0), _learnable(500, 1)
+    out = utility.utility(train, holdout, train.copy(), schema, "colour", seed=0)
+    assert out["best"]["independent"]["auroc"] < 0.65 < out["best"]["trtr"]["auroc"]
+    assert "independent" not in utility.utility(train, holdout, train.copy(), schema, "colour", independent=False)["best"]
+
+
+def test_table_names_from_inputs():
+    from spark_synth.evaluate.core import table_label, table_name_of
+
+    assert table_label("/data/adult_sample.csv") == "adult_sample" and table_label("s3://b/x/sales.delta/") == "sales"
+    assert table_label("main.finance.payments") == "main.finance.payments" and table_label("out1") == "out1"
+
+    class Frame:
+        def __init__(self, files):
+            self.files = files
+
+        def inputFiles(self):
+            if self.files is None:
+                raise RuntimeError("no files")
+            return self.files
+
+    assert table_name_of(Frame(["file:///d/adult_sample.csv"])) == "adult_sample"
+    assert table_name_of(Frame(["file:///w/payments/day=1/part-0.parquet", "file:///w/payments/day=2/part-0.parquet"])) == "payments"
+    assert table_name_of(Frame(["dbfs:/w/t.parquet/part-00000-x.snappy.parquet"])) == "t"
+    assert table_name_of(Frame([])) is None and table_name_of(Frame(None)) is None
+
+
+# ---- report ---------------------------------------------------------------------------------
+def _stub_evaluation(schema, one_way, report=None):
+    from types import SimpleNamespace
+
+    by_column = {name: fidelity.tvd(real, synth) for name, (real, synth) in one_way.items()}
+    metrics = {"marginals": {"1way": {"by_column": by_column}, "numeric_bins": 4}}
+    return SimpleNamespace(metrics=metrics, schema=schema, details={"one_way": one_way, "eval_schema": schema,
+                                                                    "privacy_report": report})
+
+
+def test_report_columns_show_labels_whole_and_null_rows_only_where_there_are_nulls():
+    from spark_synth.evaluate.report import _columns
+
+    long = "Credit card (any kind, including store and charge cards)"
+    schema = Schema(columns=(Column("pay", ColumnType.CATEGORICAL, categories=("cash", long)),
+                             Column("n", ColumnType.INTEGER, min=0, max=3),
+                             Column("x", ColumnType.CONTINUOUS, min=0.0, max=1.0, bins=4)))
+    one_way = {"pay": (np.array([5.0, 5.0, 0.0]), np.array([4.0, 6.0, 0.0])),  # no nulls in either table
+               "n": (np.array([1.0, 2.0, 3.0, 4.0, 0.0]), np.array([1.0, 2.0, 3.0, 3.0, 1.0])),  # synthetic nulls
+               "x": (np.array([1.0, 1.0, 1.0, 1.0, 2.0]), np.array([1.0, 1.0, 1.0, 1.0, 0.0]))}  # real nulls
+    html = _columns(_stub_evaluation(schema, one_way))
+    assert f"<div class=label>{long}</div>" in html and f'title="{long}: real 50.0%, synthetic 60.0%"' in html
+    cards = {name: html[html.index(f'id="col-{name}"'):] for name in ("pay", "n", "x")}
+    assert "null (missing)" not in cards["pay"][:cards["pay"].index('id="col-n"')]
+    assert "null (missing)" in cards["n"][:cards["n"].index('id="col-x"')] and "null (missing)" in cards["x"]
+    assert 'title="0: real 10.0%' in html  # integer bins read as their values
+
+
+def test_report_budget_groups_releases_of_one_kind():
+    from spark_synth.evaluate.report import _budget
+    from spark_synth.privacy.report import PrivacyReport, ReportEntry
+
+    entries = tuple(ReportEntry(kind="measurement", name=f"marginal[colour, {c}]", query="counts", mechanism="Gaussian",
+                                rho=0.01, sigma=3.0) for c in ("size", "age", "score")) + (
+        ReportEntry(kind="measurement", name="marginal[colour]", query="counts", mechanism="Gaussian", rho=0.02, sigma=2.0,
+                    scope="partition[3]"),)
+    report = PrivacyReport(fit_id="f", epsilon_requested=1.0, delta=1e-9, rho_requested=0.05, entries=entries)
+    html = _budget(_stub_evaluation(tiny_schema(), {}, report))
+    assert html.count("<tr><td>marginal[2 columns]</td>") == 1 and "partition[*]/marginal[1 column]" in html
+    assert "every release, in order (4)" in html and "60.0%" in html
