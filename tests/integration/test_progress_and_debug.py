@@ -60,7 +60,8 @@ def test_progress_lines_and_loss_curves(spark, spark_home, adult_sample_paths, t
         for fit in ("1/2", "2/2"):  # the final Match: two pooled fits (the first Match, which scores the pairs, is one)
             assert any(line.startswith(f"spark-synth: splice Match, fit {fit}: step 40/40, loss ") for line in err), err
     else:
-        assert any(line.startswith("spark-synth: fpt: round 1 selected ") for line in err)
+        assert any(line.startswith("spark-synth: fpt: round 1 selected ") and line.endswith(" sigma per measured cell (RMS)")
+                   for line in err), err
 
 
 def test_debug_says_it_is_not_covered_and_shows_the_traceback(spark, tmp_path, capsys, adult_sample_paths):

@@ -371,6 +371,8 @@ def test_state_round_trip_samples_the_same_rows():
     ({"max_model_cells": 1}, "fpt.max_model_cells"),
     ({"device": "tpu"}, "fpt.device"),
     ({"compress_threshold": -1}, "fpt.compress_threshold"),
+    ({"fit_precision": "float16"}, "fpt.fit_precision"),
+    ({"cpu_threads": -1}, "fpt.cpu_threads"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

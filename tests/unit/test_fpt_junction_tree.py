@@ -220,3 +220,42 @@ def test_marginal_cells_bounds_every_table_the_marginal_builds(name, monkeypatch
         assert max(built, default=0) <= bound
         if model.tree.bag_containing(scope) is None:
             assert max(built) == bound
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_batched_marginals_equal_one_by_one_and_brute_force(name, seed):
+    """marginals() carries p(u, x_bag) along the paths of pairs in no common bag, shared by pairs
+    with the same u: every table must equal marginal()'s and the brute-force joint's, in order."""
+    sizes, tables = _random_model(name, seed, scale=1.5)
+    model = GibbsModel(JunctionTree(sizes, tables), tables).calibrate()
+    log_table = _full_log_table(sizes, tables)
+    joint = (log_table - torch.logsumexp(log_table.reshape(-1), 0)).exp()
+    d = len(sizes)
+    scopes = list(itertools.combinations(range(d), 2))[::-1] + [(0,), tuple(range(min(d, 3)))] + [(0, 1)]
+    assert any(model.tree.bag_containing(s) is None for s in scopes)  # some pairs cross bags
+    for scope, table in zip(scopes, model.marginals(scopes), strict=True):
+        torch.testing.assert_close(table, model.marginal(scope), rtol=0, atol=1e-12)
+        torch.testing.assert_close(table, _brute_marginal(joint, scope), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_float32_calibration_stays_finite_and_close_to_float64(name):
+    """The fit calibrates in float32 (``fit_precision``): beliefs within float32's precision of the
+    float64 ones, and finite even where cells fall below float32's smallest number."""
+    sizes, tables = _random_model(name, 4, scale=1.5)
+    tree = JunctionTree(sizes, tables)
+    exact = GibbsModel(tree, tables).calibrate()
+    bags = GibbsModel(tree, tables).log_potentials
+    single = GibbsModel.from_log_potentials(tree, [t.float() for t in bags]).calibrate()
+    for k in range(len(tree.bags)):
+        assert single.belief(k).dtype == torch.float32
+        torch.testing.assert_close(single.belief(k).double(), exact.belief(k), rtol=0, atol=1e-5)
+    pairs = list(itertools.combinations(range(len(sizes)), 2))
+    for got, want in zip(single.marginals(pairs), exact.marginals(pairs)):
+        torch.testing.assert_close(got.double(), want, rtol=0, atol=1e-5)
+    sizes, tables = _random_model(name, 3, scale=900.0)  # cells far below 1e-38 of the mode
+    tree = JunctionTree(sizes, tables)
+    extreme = GibbsModel.from_log_potentials(tree, [t.float() for t in GibbsModel(tree, tables).log_potentials]).calibrate()
+    assert all(torch.isfinite(belief).all() for belief in extreme.log_beliefs)
+    assert all(float(extreme.belief(k).sum()) == pytest.approx(1.0, abs=1e-4) for k in range(len(tree.bags)))

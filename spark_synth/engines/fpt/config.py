@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from ...errors import ParameterError
 
 MODES = ("pmw", "lp")
+#: The junction tree's calibration inside the fit (θ, the loss and the released model stay float64).
+FIT_PRECISIONS = ("float32", "float64")
 #: ρ share of the 1-way pass when ``one_way_share`` is None (null): at most (and without target pairs) / at least.
 ONE_WAY_SHARE, ONE_WAY_SHARE_MIN = 0.2, 0.05
 
@@ -36,13 +38,14 @@ class FptConfig:
     lp_max_iterations: int = 200
     lp_max_cells: int = 1_000_000
     device: str = "auto"
-    cpu_threads: int = 2
+    cpu_threads: int = 0
+    fit_precision: str = "float32"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ParameterError("fpt.mode", f"one of {list(MODES)}", self.mode)
         for name, low in (("max_way", 1), ("numeric_groups", 2), ("max_marginal_cells", 2), ("max_model_cells", 2), ("max_candidates", 1), ("iterations", 1),
-                          ("final_iterations", 0), ("lp_max_iterations", 1), ("lp_max_cells", 2), ("cpu_threads", 1)):
+                          ("final_iterations", 0), ("lp_max_iterations", 1), ("lp_max_cells", 2), ("cpu_threads", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ParameterError(f"fpt.{name}", f"a whole number >= {low}", value)
@@ -61,6 +64,8 @@ class FptConfig:
                 and 0 <= self.target_share and (self.one_way_share or ONE_WAY_SHARE) + self.target_share < 1):
             raise ParameterError("fpt.target_share", "a number >= 0 (0: no target pairs) with one_way_share + target_share < 1",
                                  self.target_share)
+        if self.fit_precision not in FIT_PRECISIONS:
+            raise ParameterError("fpt.fit_precision", f"one of {list(FIT_PRECISIONS)}", self.fit_precision)
         if self.device not in ("auto", "cpu", "cuda"):
             raise ParameterError("fpt.device", "one of ['auto', 'cpu', 'cuda']", self.device)
         if self.hierarchy_crosses is not None and (not isinstance(self.hierarchy_crosses, list)

@@ -21,7 +21,6 @@ GENERATE exact top-down sampling from the junction tree, on the executors (post-
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +35,7 @@ from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings, ordered_codes
 from ..one_way import range_grouping, within_range_shares
 from ..postprocess import estimate_total, probabilities_from_counts, project_to_simplex
+from ..torch_threads import torch_threads
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
 from .estimation import MirrorDescent, Observation, project
@@ -89,21 +89,23 @@ class FptEngine(Engine):
     def measure(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
         """Every measurement (PMW: the whole select–measure–refit loop, which needs the model between
         rounds); what :meth:`fit_measurements` needs, noisy values and public facts only."""
-        with _torch_threads(self.options.cpu_threads):
+        with torch_threads(self.options.cpu_threads):
             return self._measure_lp(schema, oracle) if self.options.mode == "lp" else self._measure_pmw(schema, oracle)
 
     def fit_measurements(self, schema: Schema, measured: "Measured") -> FptModel:
         """The final fit from the measurements (post-processing: PMW's final refit, or the LP)."""
-        with _torch_threads(self.options.cpu_threads):
+        with torch_threads(self.options.cpu_threads):
             if measured.lp_targets is not None:
                 return self._solve_lp(schema, measured)
             device = self._device()
             observations = [ob.to(device) for ob in measured.observations]
             tree = JunctionTree(measured.sizes, [ob.scope for ob in observations])
-            fitter = MirrorDescent(tree, measured.total, device, measured.potentials)
+            fitter = MirrorDescent(tree, measured.total, device, measured.potentials,
+                                   dtype=getattr(torch, self.options.fit_precision))
             fitter.step = measured.step
             fitter.fit(observations, self.options.final_iterations)
-            _log.info("fpt: final fit, %d mirror-descent steps, loss %.6g", len(fitter.history) - 1, fitter.loss)
+            _log.info("fpt: final fit, %d mirror-descent steps, error %.2f sigma per measured cell (RMS)",
+                      len(fitter.history) - 1, fitter.error_in_sigmas())
             model = FptModel([c.size for c in schema], measured.sizes, _without(fitter.potentials(), measured.absent), measured.total,
                              measured.refinements, summary=measured.summary, target=measured.target)
             return model.record_loss_curves({"round_loss": measured.round_losses, "final_loss": fitter.history})
@@ -166,11 +168,11 @@ class FptEngine(Engine):
         rounds = max(1, round(o.rounds_per_column * len(schema)))
         rho_round = oracle.rho_remaining / rounds
         tree = JunctionTree(sizes, [ob.scope for ob in observations])
-        fitter = MirrorDescent(tree, total, device)
+        fitter = MirrorDescent(tree, total, device, dtype=getattr(torch, o.fit_precision))
         model = fitter.fit(observations, o.iterations)
         round_losses = [float(fitter.loss)]  # after the first pass's fit, then after each round's refit
-        _log.info("fpt: first pass fitted (%d measurements), loss %.6g; up to %d rounds follow",
-                  len(observations), fitter.loss, rounds)
+        _log.info("fpt: first pass fitted (%d measurements), error %.2f sigma per measured cell (RMS); up to %d rounds follow",
+                  len(observations), fitter.error_in_sigmas(), rounds)
         self.rounds_: list[Round] = []
         sized_for, added_cells, answer_cells = None, {}, {}
         pools = _CandidatePools(candidates, o.max_candidates)
@@ -194,7 +196,8 @@ class FptEngine(Engine):
             allowed = [c for c in pool if added_cells[c.scope] <= cap and answer_cells[c.scope] <= max(o.max_model_cells, ANSWER_CELLS)]
             if not allowed:
                 allowed = [c for c in pool if tree.bag_containing(c.scope) is not None] or list(pool)
-            answers = [project(total * model.marginal(c.scope), axes[id(c)]).cpu().numpy() for c in allowed]
+            answers = [project(total * table.double(), axes[id(c)]).cpu().numpy()
+                       for c, table in zip(allowed, model.marginals([c.scope for c in allowed]))]
             penalty = [c.weight * math.sqrt(2.0 / math.pi) * sigma * a.size for c, a in zip(allowed, answers)]
             chosen = oracle.select([c.query for c in allowed], "weighted_l1", answers, select_rho,
                                    weights=[c.weight for c in allowed], offsets=penalty)
@@ -207,9 +210,9 @@ class FptEngine(Engine):
             model = fitter.fit(observations, o.iterations)
             self.rounds_.append(Round(chosen.name, rho_round, tree.width))
             round_losses.append(float(fitter.loss))
-            _log.info("fpt: round %d selected %s (rho %.3g), loss %.6g", len(self.rounds_), chosen.name, rho_round,
-                      fitter.loss)
-            after = project(total * model.marginal(candidate.scope), axes[id(candidate)]).cpu().numpy()
+            _log.info("fpt: round %d selected %s (rho %.3g), error %.2f sigma per measured cell (RMS)", len(self.rounds_),
+                      chosen.name, rho_round, fitter.error_in_sigmas())
+            after = project(total * model.marginal(candidate.scope).double(), axes[id(candidate)]).cpu().numpy()
             if o.anneal and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * after.size:
                 rho_round *= 4.0  # σ halves: the model stopped learning at this noise level
         self.width_, self.largest_bag_ = tree.width, tree.largest_bag_cells
@@ -343,16 +346,6 @@ class _CandidatePools:
             self.at += len(take)
             picked.update(int(i) for i in take)
         return [self.candidates[i] for i in sorted(picked)]
-
-
-@contextmanager
-def _torch_threads(n: int):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _one_way_share(o: FptConfig, first_cells: list[int], total: float | None, rho: float) -> float:

@@ -197,15 +197,17 @@ class MirrorDescent:
     from the accumulated steps, which are linear in the gradient.
     """
 
-    def __init__(self, tree: JunctionTree, total: float, device, potentials: dict | None = None):
-        self.tree, self.total, self.device = tree, float(total), device
+    def __init__(self, tree: JunctionTree, total: float, device, potentials: dict | None = None,
+                 dtype: torch.dtype = torch.float64):
+        self.tree, self.total, self.device, self.dtype = tree, float(total), device, dtype
         self.theta = {s: t.to(device) for s, t in (potentials or {}).items()}
         self.step = None
 
     def _evaluate(self, bag_theta: list, layout: _Layout):
         """Loss, its gradient in the counts (laid out like ``layout``), the counts and the calibrated model."""
-        model = GibbsModel.from_log_potentials(self.tree, bag_theta, self.device).calibrate()
-        counts = self.total * layout.marginals(model)
+        tables = bag_theta if self.dtype == torch.float64 else [t.to(self.dtype) for t in bag_theta]
+        model = GibbsModel.from_log_potentials(self.tree, tables, self.device).calibrate()
+        counts = self.total * layout.marginals(model).to(torch.float64)
         loss, gradient = layout.loss(counts)
         return float(loss), gradient, counts, model
 
@@ -239,8 +241,14 @@ class MirrorDescent:
             self.history.append(float(loss))
         for k, scope in enumerate(layout.scopes):
             self.theta[scope] = self.theta[scope] - layout.segment(moved, k)
-        self.loss = loss
+        self.loss, self.answer_cells = loss, layout.answer_cells
         return model
+
+    def error_in_sigmas(self) -> float:
+        """The fit's root-mean-square error per measured cell, in units of that cell's noise σ: about 1
+        when the model agrees with the measurements as well as their noise allows (the loss itself
+        grows with every measurement added, so it cannot be compared across rounds)."""
+        return math.sqrt(self.loss / max(1, self.answer_cells))
 
     def potentials(self) -> dict:
         return {s: t.detach().cpu() for s, t in self.theta.items()}

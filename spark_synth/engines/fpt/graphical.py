@@ -29,6 +29,11 @@ _TINY = 1e-300
 Reducer = Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 
 
+def _tiny(table: torch.Tensor) -> float:
+    """The floor for ``table``'s dtype: :data:`_TINY` in float64, the smallest normal number in float32."""
+    return _TINY if table.dtype == torch.float64 else torch.finfo(table.dtype).tiny
+
+
 def _logsumexp(table: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
     return torch.logsumexp(table, dim=dims)
 
@@ -336,7 +341,7 @@ class GibbsModel:
             # constant along the axes summed out); the marginal is summed in probability space (a
             # normalised belief cannot overflow; the floor keeps a vanishing cell finite, so no NaN follows)
             outside, p = tree.parent_outside[i], tree.parent[i]
-            separator = (self.belief(p).sum(dim=outside).clamp_min(_TINY).log() if outside else beliefs[p])
+            separator = (self.belief(p).sum(dim=outside).clamp_min(_tiny(upward[p])).log() if outside else beliefs[p])
             downward = separator - messages[i]  # both over the separator's variables, in order
             beliefs.append(upward[i] + downward.reshape(tree.separator_in_bag[i]))
         self._log_conditionals = []  # computed when first needed (sampling, marginals across bags)
@@ -377,6 +382,48 @@ class GibbsModel:
             incoming[tree.parent[i]].append(_reduce(table, variables, keep | set(tree.separators[i]), _sum))
         variables, table = _product([(tree.bags[top], self.belief(top)), *incoming[top]])
         return _reduce(table, variables, keep, _sum)[1]
+
+    def marginals(self, scopes: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+        """:meth:`marginal` of each sorted scope, in order; pairs in no common bag share their work.
+
+        For such a pair (u, v), p(u, x_b) is carried bag by bag along the path from u's bags to v's:
+        p(u, x_b) = p(x_b) · p(u | x_S) over the separator S with the previous bag. Every pair with
+        the same u (the smaller domain of the two) reuses the bags its paths share, so a round's
+        candidate pairs cost about one pass per variable, not one per pair.
+        """
+        tree = self._calibrated().tree
+        out: dict[tuple, torch.Tensor] = {}
+        by_anchor: dict[int, list[tuple]] = {}
+        for scope in dict.fromkeys(map(tuple, scopes)):
+            if len(scope) == 2 and tree.summed_out(scope)[0] is None:
+                by_anchor.setdefault(min(scope, key=lambda v: (tree.sizes[v], v)), []).append(scope)
+            else:
+                out[scope] = self.marginal(scope)
+        for u, pairs in by_anchor.items():
+            joint: dict[int, tuple[Scope, torch.Tensor]] = {}  # bag -> (variables, p(u, x_bag))
+            for scope in pairs:
+                v = scope[1] if scope[0] == u else scope[0]
+                path = _pair_path(tree, u, v)
+                if u not in tree._bag_sets[path[0]]:
+                    path = path[::-1]
+                if path[0] not in joint:
+                    joint[path[0]] = (tree.bags[path[0]], self.belief(path[0]))
+                for a, b in zip(path, path[1:]):
+                    if b not in joint:
+                        joint[b] = self._carried(u, *joint[a], b)
+                variables, table = joint[path[-1]]
+                variables, table = _reduce(table, variables, {u, v}, _sum)
+                out[scope] = table if variables == scope else table.transpose(0, 1)
+        return [out[tuple(scope)] for scope in scopes]
+
+    def _carried(self, u: int, variables: Scope, table: torch.Tensor, bag: int) -> tuple[Scope, torch.Tensor]:
+        """p(u, x_bag) from p(u, x_variables) of an adjacent bag (u not in ``bag``): p(x_bag) · p(u | x_S)."""
+        tree = self.tree
+        separator = set(variables) & tree._bag_sets[bag]
+        kept, joint = _reduce(table, variables, separator | {u}, _sum)  # p(u, x_S)
+        _, marginal = _reduce(joint, kept, separator, _sum)  # p(x_S)
+        conditional = joint / _align(marginal, tuple(v for v in kept if v != u), kept).clamp_min(_tiny(joint))
+        return _product([(tree.bags[bag], self.belief(bag)), (kept, conditional)])
 
     def belief(self, i: int) -> torch.Tensor:
         """Bag i's probability table, axes = the bag (cached until the next calibration)."""
