@@ -424,8 +424,9 @@ def _all_measurements(ev) -> str:
                      _esc(", ".join(f"{lvl} {_num(v)}" for lvl, v in levels.items())), "", ""))
     body = "".join(f"<tr><td>{a}</td><td class=n>{b}</td><td class=n>{c}</td><td class=n>{d}</td></tr>" for a, b, c, d in rows)
     timings = "".join(f"<tr><td>{_esc(k)}</td><td class=n>{_num(v)}</td></tr>" for k, v in (m.get("timings_s") or {}).items())
-    return (f"<details><summary>show every measurement beside its baselines, and the steps' timings</summary><table><thead><tr><th>measure</th><th class=n>synthetic</th>"
-            f"<th class=n>real hold-out</th><th class=n>independent reference</th></tr></thead><tbody>{body}</tbody></table>"
+    return (f"<details><summary>show every measurement beside its baselines, and the steps' timings</summary>"
+            f"<table><thead><tr><th>measure</th><th class=n>synthetic</th><th class=n>real hold-out</th>"
+            f"<th class=n>independent reference</th></tr></thead><tbody>{body}</tbody></table>"
             f"<table><thead><tr><th>step</th><th class=n>seconds</th></tr></thead><tbody>{timings}</tbody></table></details>")
 
 
@@ -479,11 +480,11 @@ def _budget(ev) -> str:
              f"<th class=n>ρ</th><th>share of ρ spent</th><th class=n>noise</th></tr></thead><tbody>{''.join(rows)}"
              f"</tbody></table>")
     every = "".join(
-        f"<tr><td>{i + 1}</td><td>{_esc(f'{r.scope}/{r.name}' if r.scope else r.name)}</td><td>{_esc(r.query)}</td>"
+        f"<tr><td class=n>{i + 1}</td><td>{_esc(f'{r.scope}/{r.name}' if r.scope else r.name)}</td><td>{_esc(r.query)}</td>"
         f"<td>{_esc(r.mechanism)}</td><td class=n>{_num(r.sigma if r.sigma is not None else r.scale, 4)}</td>"
         f"<td class=n>{_num(r.rho, 4)}</td></tr>" for i, r in enumerate(releases))
     details = (f"<details><summary>every release, in order ({len(releases)})</summary><table class=releases><thead><tr>"
-               f"<th>#</th><th>release</th><th>query</th><th>mechanism</th><th class=n>σ / scale</th><th class=n>ρ</th>"
+               f"<th class=n>#</th><th>release</th><th>query</th><th>mechanism</th><th class=n>σ / scale</th><th class=n>ρ</th>"
                f"</tr></thead><tbody>{every}</tbody></table></details>")
     return head + table + details
 
