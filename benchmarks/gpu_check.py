@@ -11,9 +11,14 @@ input the bundled adult sample, ε = 1, δ = 1e-9). Then each device fits from t
   so the model is Match's own output). Final loss: the loss recorded at the last step. Moment
   residual: ‖m(model) − m̃‖ / ‖m̃‖ over all directions and degrees, m̃ the noisy target moments,
   m(model) the returned mixture's moments (computed on the CPU for both devices).
-* ``fpt-inner-loop``: ``FptEngine.fit_measurements`` (mirror descent on the junction tree, warm-started
-  from the PMW loop's potentials, ``final_iterations`` steps). Final loss: Σ ‖A·N·p − y‖²/σ² after
-  the last step. Moment residual: ‖A·N·p − y‖ / ‖y‖ over every noisy marginal (the FPT equivalent).
+* ``fpt-inner-loop`` (the fit's default ``fit_precision``, float32 calibration) and
+  ``fpt-inner-loop-float64``: ``FptEngine.fit_measurements`` (mirror descent on the junction tree,
+  warm-started from the PMW loop's potentials, ``final_iterations`` steps). Final loss:
+  Σ ‖A·N·p − y‖²/σ² after the last step. Moment residual: ‖A·N·p − y‖ / ‖y‖ over every noisy
+  marginal (the FPT equivalent).
+* ``fpt-rounds``: the whole PMW loop (``FptEngine.measure``: select, measure, refit per round) on
+  each device, each with its own oracle — so its own noise: its loss and residual differ between
+  devices by the noise, not only by the arithmetic; the time is the comparison.
 
 Mixture components may swap places between devices, so parameters are not compared; the loss and
 the residual should agree to a few digits. Without CUDA the CPU rows are printed with a line saying
@@ -134,14 +139,21 @@ def main(argv: list[str] | None = None) -> int:
         model, seconds = timed(lambda: engine.fit_measurements(schema, splice_measured), device)
         history = model.loss_curves()["match_loss"]
         results["splice-match", device] = (seconds, len(history), history[-1], splice_residual(engine, schema, splice_measured, model))
+        for stage, precision in (("fpt-inner-loop", "float32"), ("fpt-inner-loop-float64", "float64")):
+            engine = FptEngine(**fpt_options, device=device, fit_precision=precision)
+            model, seconds = timed(lambda: engine.fit_measurements(schema, fpt_measured), device)
+            history = model.loss_curves()["final_loss"]
+            results[stage, device] = (seconds, len(history) - 1, history[-1], fpt_residual(fpt_measured, model))
         engine = FptEngine(**fpt_options, device=device)
-        model, seconds = timed(lambda: engine.fit_measurements(schema, fpt_measured), device)
-        history = model.loss_curves()["final_loss"]
-        results["fpt-inner-loop", device] = (seconds, len(history) - 1, history[-1], fpt_residual(fpt_measured, model))
+        oracle = oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(EPSILON, DELTA)))
+        measured, seconds = timed(lambda: engine.measure(schema, oracle), device)
+        model = engine.fit_measurements(schema, measured)
+        results["fpt-rounds", device] = (seconds, len(measured.round_losses) - 1, measured.round_losses[-1],
+                                         fpt_residual(measured, model))
     for (stage, device), (seconds, steps, loss, residual) in results.items():
         print(f"| {stage} | {device} | {seconds:.2f} | {steps} | {loss:.6g} | {residual:.6g} |")
     if cuda:
-        for stage in ("splice-match", "fpt-inner-loop"):
+        for stage in ("splice-match", "fpt-inner-loop", "fpt-inner-loop-float64", "fpt-rounds"):
             cpu, gpu = results[stage, "cpu"], results[stage, "cuda"]
             print(f"gpu_check: {stage}: cuda/cpu time {gpu[0] / cpu[0]:.3g}, final loss {gpu[2] / cpu[2]:.6g}, "
                   f"residual {gpu[3] / cpu[3]:.6g} (ratios)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPLICE Match and the FPT inner loop on CUDA and on the CPU, same seed and same noisy measurements:
+# SPLICE Match and FPT's fit (float32 and float64 calibration, and its PMW rounds) on CUDA and on the CPU, same seed and same noisy measurements:
 # prints each stage's seconds, steps, final loss and moment residual per device (a table), in under
 # 5 minutes (the whole run is capped at $GPU_CHECK_TIMEOUT seconds, default 300).
 #

@@ -76,7 +76,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             from .evaluate.command import evaluate_after_run
 
             evaluation = evaluate_after_run(spark, written, train, holdout, schema, synth.privacy_report_, evaluate,
-                                            fit_run_id=tracker.run_id)
+                                            fit_run_id=tracker.run_id, table=config.input)
     report = synth.privacy_report_
     extra = {"evaluation": evaluation} if evaluation is not None else {}
     return {
