@@ -42,6 +42,8 @@ path or a catalog table name. Outputs: format from the extension (.csv, .parquet
 #: One line per engine for ``run --help`` and ``fit --help`` (an engine without a line here is
 #: listed by name). Measured guidance: README, "Which engine for which table".
 ENGINE_PURPOSES = {
+    "auto": "the default: fpt when torch is installed and the table has at most 300 columns, dgm (fpt on "
+            "partitions) above, independent without torch; says on stderr which it chose and why",
     "independent": "DP 1-way marginals, columns drawn independently: the baseline, and the best 1-way "
                    "fidelity; no extra needed",
     "fpt": "private multiplicative weights over a junction tree: the best 2-/3-way marginals and ML on a "
@@ -57,7 +59,7 @@ def engines_help() -> str:
     """The engines and their one-line purposes, for the ``--help`` of ``run`` and ``fit``."""
     from .engines import ENGINES
 
-    names = list(ENGINES)
+    names = ["auto", *ENGINES]
     width = max(len(name) for name in names)
     lines = [f"  {name:<{width}}  {ENGINE_PURPOSES.get(name, '(see docs/engines.md)')}" for name in names]
     return ("engines (--engine; options: --engine-option KEY=VALUE, see docs/engines.md):\n" + "\n".join(lines))
@@ -89,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     def common_fit_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--input", required=True, help="CSV/Parquet file, Delta path, or table name")
         p.add_argument("--schema", required=True, help="schema file (.json as in the shared data, or .yaml)")
-        p.add_argument("--engine", default="independent", help="synthesis engine (default: independent; the "
-                                                                   "engines are listed below)")
+        p.add_argument("--engine", default="auto", help="synthesis engine (default: auto, which picks one from the "
+                                                            "schema's width and whether torch is installed, and says "
+                                                            "which; the engines are listed below)")
         p.add_argument("--epsilon", required=True, type=float, help="privacy budget epsilon > 0")
         p.add_argument("--delta", required=True, type=float, help="privacy budget delta in (0, 1), e.g. 1e-9")
         p.add_argument("--out-of-domain", default="clip", choices=["clip", "error"],
@@ -288,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
 _JOB_FLAGS = {
     "input": dict(help="CSV/Parquet file, Delta path, or table name"),
     "schema": dict(help="schema file (.json or .yaml)"),
-    "engine": dict(help="synthesis engine (default from the config, else independent)"),
+    "engine": dict(help="synthesis engine (default from the config, else auto: chosen from the schema's width)"),
     "engine_options": dict(flag="--engine-option", action="append", default=None, metavar="KEY=VALUE",
                            help="an engine option, repeatable (e.g. --engine-option components=64); merged key by key "
                                 "over the config file's and the engine defaults' options"),

@@ -43,14 +43,15 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         from .evaluate.command import check_request
 
         evaluate = check_request(evaluate, schema, config.output, config.overwrite)
-    synth = Synthesizer(config.engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
-                        engine_options=config.engine_options)  # before Spark starts: a bad engine fails fast
+    engine, engine_options, choice = _resolved_engine(config.engine, schema, config.engine_options)
+    synth = Synthesizer(engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
+                        engine_options=engine_options)  # before Spark starts: a bad engine fails fast
     check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
     spark = spark or get_spark(config.spark_profile)
     location = check_output(spark, config.output, config.overwrite)
     dataset = dataset_key(config.dataset_id, config.input)
     params = _run_params(config, synth, schema, dataset)
-    with _tracking(config.mlflow, f"run-{config.engine}", dataset) as tracker:
+    with _tracking(config.mlflow, f"run-{engine}", dataset) as tracker:
         tracker.check_room(synth)
         if evaluate is None:
             _fit_from_input(synth, spark, config.input, schema, tracker.dataset)
@@ -79,8 +80,10 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
                                             fit_run_id=tracker.run_id, table=config.input)
     report = synth.privacy_report_
     extra = {"evaluation": evaluation} if evaluation is not None else {}
+    if choice is not None:
+        extra["engine_choice"] = choice.as_dict()
     return {
-        "engine": config.engine,
+        "engine": engine,
         "epsilon": config.epsilon,
         "delta": config.delta,
         "epsilon_spent": report.epsilon_spent,
@@ -122,6 +125,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     if (Path(model) / MODEL_FILE).exists():
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
+    engine, engine_options, choice = _resolved_engine(engine, parsed, engine_options)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     dataset = dataset_key(dataset_id, input)
     check_before_spark(spark, spark_profile, input=input)
@@ -142,7 +146,18 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
             "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_schema_delta(report), **_not_covered(report),
             "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
-            "ledger": synth.ledger_, **_columns(synth, warnings)}
+            "ledger": synth.ledger_, **_columns(synth, warnings),
+            **({"engine_choice": choice.as_dict()} if choice is not None else {})}
+
+
+def _resolved_engine(engine: str, schema: Schema, engine_options: dict | None):
+    """``engine`` and its options, ``auto`` resolved from the schema's width (public), said on stderr."""
+    from .engines.choice import resolve_engine
+
+    engine, engine_options, choice = resolve_engine(engine, len(schema), engine_options)
+    if choice is not None:
+        layer("engines").info("engine: auto chose %s (%s)", choice.engine, choice.reason)
+    return engine, engine_options, choice
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from . import conf
+from .engines.choice import AUTO
 from .errors import ParameterError
 from .schema.encoding import OutOfDomainPolicy
 
@@ -119,7 +120,7 @@ class RunConfig:
 
     input: str
     schema: str
-    engine: str = "independent"
+    engine: str = "auto"
     epsilon: float
     delta: float
     rows: int
@@ -140,8 +141,8 @@ class RunConfig:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise ParameterError(name, "a non-empty path or table name", value)
-        if self.engine not in ENGINES:
-            raise ParameterError("engine", f"one of {sorted(ENGINES)}", self.engine)
+        if self.engine not in ENGINES and self.engine != AUTO:
+            raise ParameterError("engine", f"one of {sorted([AUTO, *ENGINES])}", self.engine)
         PrivacyBudget(self.epsilon, self.delta)  # validates both
         check_rows(self.rows)
         check_seed(self.seed)
@@ -247,9 +248,12 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
         raise ParameterError("overrides", f"among {sorted(allowed)}", unknown)
     origins: dict[str, str] = {}  # engine option -> the file (or flag) that set it
     if "engine" in JOB_KEYS[command]:
-        engine = _check_value("engine", *merged.get("engine", ("independent", "engine")))
-        defaults_file = conf.find("engines", engine) or f"engines/{engine}.yaml"
-        defaults = load_engine_defaults(engine)
+        engine = _check_value("engine", *merged.get("engine", (AUTO, "engine")))
+        defaults_engine = _auto_choice(merged.get("schema", (None,))[0]) if engine == AUTO else engine
+        defaults_file = conf.find("engines", defaults_engine) or f"engines/{defaults_engine}.yaml"
+        defaults = load_engine_defaults(defaults_engine) if defaults_engine else {}
+        if engine == AUTO:  # the chosen engine's run choices (budget, policy), never options: auto takes none
+            defaults.pop("engine_options", None)
         for key, value in defaults.items():
             merged.setdefault(key, (value, f"{key} (in {defaults_file})"))
         if "engine_options" in merged:  # key by key: defaults < config file < command line
@@ -260,6 +264,9 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
                 if layer is not None:
                     if not isinstance(layer, dict) or not all(isinstance(k, str) for k in layer):
                         raise _setting_error(_option_where(source), "a mapping of option name -> value", layer)
+                    if engine == AUTO and layer:
+                        raise _setting_error(_option_where(source), "no engine options with engine auto: name the engine "
+                                             "they belong to (e.g. engine: fpt)", layer)
                     options.update(check_option_names_and_types(engine, dict(layer), source))
                     origins.update(dict.fromkeys(layer, source))
             merged["engine_options"] = (options, "engine_options")
@@ -278,9 +285,21 @@ def load_job_config(command: str, config: str | Path | None = None, **overrides)
         except ParameterError as exc:
             raise ParameterError(merged[exc.name][1], exc.allowed, exc.value) from None
     if "engine_options" in out:
-        out["engine_options"] = check_engine_options(out.get("engine", "independent"), out["engine_options"],
+        out["engine_options"] = check_engine_options(out.get("engine", AUTO), out["engine_options"],
                                                      OPTION_FLAG, origins=origins)
     return out
+
+
+def _auto_choice(schema_path) -> str | None:
+    """The engine ``auto`` picks for the schema at ``schema_path`` (public: its width), or None when
+    the schema cannot be read here (its error comes later, in order)."""
+    from .engines.choice import choose_engine
+    from .schema import load_schema
+
+    try:
+        return choose_engine(len(load_schema(schema_path))).engine
+    except Exception:  # noqa: BLE001 - only which defaults file applies; the schema's own error is raised later
+        return None
 
 
 def _check_value(key: str, value, name: str):
@@ -295,8 +314,8 @@ def _check_value(key: str, value, name: str):
     if key == "engine":
         from .engines import ENGINES
 
-        if value not in ENGINES:
-            raise ParameterError(name, f"one of {sorted(ENGINES)}", value)
+        if value not in ENGINES and value != AUTO:
+            raise ParameterError(name, f"one of {sorted([AUTO, *ENGINES])}", value)
         return value
     if key in ("epsilon", "delta"):
         number = _as_number(value, float)
@@ -414,6 +433,8 @@ def check_engine_options(engine: str, options: dict, source: str, origins: dict 
     ``origins``: option name -> its source, for options merged from several)."""
     from .engines import ENGINES, get_engine
 
+    if engine == AUTO and not options:
+        return options
     if engine not in ENGINES:
         raise ParameterError("engine", f"one of {sorted(ENGINES)}", engine)
     try:

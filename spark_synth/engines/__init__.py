@@ -126,6 +126,9 @@ register_engine("dgm", "spark_synth.engines.dgm:DgmEngine")
 
 def get_engine(name: str, **options) -> Engine:
     """Instantiate the engine called ``name`` with its options (names and types checked)."""
+    if name == "auto":
+        raise ParameterError("engine", "a named engine here: 'auto' is resolved from a schema by "
+                                       "spark_synth.engines.choice.choose_engine (the CLI and jobs do it)", name)
     if name not in ENGINES:
         raise ParameterError("engine", f"one of {sorted(ENGINES)}", name)
     cls = ENGINES[name]

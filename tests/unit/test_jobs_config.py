@@ -143,7 +143,7 @@ def test_precedence_overrides_then_file_then_engine_defaults(tmp_path, monkeypat
     (conf / "engines" / "independent.yaml").write_text("epsilon: 3.0\ndelta: 1.0e-6\nout_of_domain: error\n")
     monkeypatch.setenv("SPARK_SYNTH_CONF", str(conf))
     cfg = tmp_path / "run.yaml"
-    cfg.write_text("input: a.csv\nschema: s.json\nepsilon: 2.0\nrows: 10\noutput: o\n")
+    cfg.write_text("input: a.csv\nschema: s.json\nengine: independent\nepsilon: 2.0\nrows: 10\noutput: o\n")
     run = load_job_config("run", cfg, epsilon=0.5)
     assert run["epsilon"] == 0.5                # command line beats the file
     assert run["delta"] == 1e-6                 # engine default fills what the file lacks
@@ -172,7 +172,8 @@ def test_env_expansion_and_yaml_exponent_text(tmp_path, monkeypatch):
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 1.5\noutput: o\n", "'rows (in "),
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nout_of_domain: drop\n", "one of ['clip', 'error']"),
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\noverwrite: maybe\n", "true or false"),
-        ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nengine_options: {depth: 3}\n", "independent option"),
+        ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nengine_options: {depth: 3}\n", "no engine options with engine auto"),
+        ("engine: independent\nepsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: o\nengine_options: {depth: 3}\n", "independent option"),
         ("epsilon: 1\ndelta: 1.0e-9\nrows: 10\n", "'output' must be set in the config file or given as --output"),
         ("- just\n- a list\n", "a YAML mapping"),
         ("epsilon: [1\n", "valid YAML"),
@@ -225,7 +226,7 @@ def test_jobs_are_thin_and_set_no_master(name):
     [
         ("run", ["--config", "conf/runs/adult_sample.yaml", "--epsilon", "0"], "'--epsilon' must be a finite number > 0"),
         ("run", ["--config", "conf/runs/nope.yaml"], "'config' must be an existing YAML file"),
-        ("run", ["--input", "a.csv", "--schema", "s.json", "--rows", "5"], "'output' must be set"),
+        ("run", ["--input", "a.csv", "--schema", "s.json", "--rows", "5", "--epsilon", "1", "--delta", "1e-9"], "'output' must be set"),
         ("fit", ["--config", "conf/runs/adult_sample.yaml", "--engine", "magic"], "'--engine' must be one of"),
         ("sample", ["--model", "m", "--output", "o.parquet"], "'rows' must be set"),
     ],

@@ -1,0 +1,55 @@
+"""``--engine auto``: the engine from public facts only (the schema's width, whether torch is installed)."""
+
+import pytest
+
+from spark_synth.config import RunConfig, load_job_config
+from spark_synth.engines import get_engine
+from spark_synth.engines.choice import MAX_FPT_COLUMNS, choose_engine, resolve_engine
+from spark_synth.errors import ParameterError
+
+
+def test_fpt_up_to_the_measured_width_then_dgm_on_partitions_and_independent_without_torch():
+    assert choose_engine(15, torch_installed=True).engine == "fpt"
+    assert choose_engine(MAX_FPT_COLUMNS, torch_installed=True).engine == "fpt"
+    wide = choose_engine(MAX_FPT_COLUMNS + 1, torch_installed=True)
+    assert (wide.engine, wide.options) == ("dgm", {"n_partitions": 2})
+    assert choose_engine(3 * MAX_FPT_COLUMNS + 1, torch_installed=True).options == {"n_partitions": 4}
+    assert "not measured" in wide.reason
+    plain = choose_engine(15, torch_installed=False)
+    assert plain.engine == "independent" and "spark-synth[torch]" in plain.reason
+    assert choose_engine(15).engine == "fpt"  # this test environment has torch
+
+
+def test_auto_resolves_only_itself_and_refuses_engine_options():
+    assert resolve_engine("splice", 15, {"components": 4}) == ("splice", {"components": 4}, None)
+    engine, options, choice = resolve_engine("auto", 15, None)
+    assert (engine, options, choice.engine) == ("fpt", None, "fpt")
+    assert choice.as_dict() == {"engine": "fpt", "reason": choice.reason}
+    with pytest.raises(ParameterError, match="engine_options.*name the engine"):
+        resolve_engine("auto", 15, {"iterations": 5})
+    with pytest.raises(ParameterError, match="auto.*choose_engine"):
+        get_engine("auto")
+
+
+def test_auto_is_the_default_of_run_configs_and_jobs(tmp_path):
+    config = RunConfig(input="in.csv", schema="s.json", epsilon=1, delta=1e-9, rows=10, output="out.parquet")
+    assert config.engine == "auto"
+    job = tmp_path / "job.yaml"
+    job.write_text("input: in.csv\nschema: s.json\nepsilon: 1\ndelta: 1.0e-9\nrows: 10\noutput: out.parquet\n")
+    assert load_job_config("run", job).get("engine", "auto") == "auto"
+    job.write_text(job.read_text() + "engine_options: {iterations: 5}\n")
+    with pytest.raises(ParameterError, match="name the engine"):
+        load_job_config("run", job)
+    with pytest.raises(ParameterError, match="one of \\['auto'"):
+        RunConfig(input="in.csv", schema="s.json", engine="best", epsilon=1, delta=1e-9, rows=10, output="o.parquet")
+
+
+def test_a_job_with_engine_auto_takes_the_chosen_engines_run_choices_but_not_its_options(tmp_path):
+    from tests.conftest import REPO_ROOT
+
+    schema = REPO_ROOT / "spark_synth" / "data" / "adult_sample.schema.json"
+    job = tmp_path / "job.yaml"
+    job.write_text(f"input: in.csv\nschema: {schema}\nrows: 10\noutput: out.parquet\n")
+    settings = load_job_config("run", job)
+    assert (settings["epsilon"], settings["delta"]) == (1.0, 1e-9)  # from conf/engines/fpt.yaml, auto's choice here
+    assert not settings.get("engine_options")  # the dataclass defaults, not the YAML's copies
