@@ -97,7 +97,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "output_kind": output_kind(config.output),
         "seed": synth.last_seed_,
         "seconds": round(timings["total"], 3),
-        # one entry per scan of the table in measure_pass_seconds; timings are NOT covered (README, "Guarantee")
+        # one entry per scan of the table in measure_pass_seconds; timings are NOT covered (docs/privacy.md, "What is not covered")
         "timings": {**{k: round(v, 3) for k, v in {**synth.timings_, **timings}.items()},
                     "measure_pass_seconds": [round(s, 3) for s in synth.measure_pass_seconds_]},
         "measure_passes": synth.measure_passes_,

@@ -229,7 +229,7 @@ def _assemble_sums(schema: Schema, shapes, query: np.ndarray, cell: np.ndarray, 
     if rejected:
         raise out_of_domain_error([n for n in schema.names if n in rejected])
     if int(total[query == _ROW_COUNT].sum()) == 0:
-        # Refusing an empty table reveals only that it is empty (documented in the README).
+        # Refusing an empty table reveals only that it is empty (documented in docs/privacy.md).
         raise DataValidationError("the input table has no rows; there is nothing to synthesize")
     kept = query >= 0
     order = np.argsort(query[kept], kind="stable")

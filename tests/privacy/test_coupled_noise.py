@@ -75,11 +75,11 @@ from spark_synth.privacy import mechanisms, noise
 pytestmark = pytest.mark.spark
 
 # ---- what is masked, and why ------------------------------------------------------------------
-#: Every field masked before the diff. None of them is covered by the DP guarantee (README,
+#: Every field masked before the diff. None of them is covered by the DP guarantee (docs/privacy.md,
 #: "Guarantee"), and none is a function of the rows except the timings, which are documented as
 #: NOT covered. Anything not listed here must be byte-for-byte (after JSON/YAML parsing) identical.
 MASKED = {
-    # Stage timings and wall-clock times. Documented as NOT covered (README "Guarantee": "measure
+    # Stage timings and wall-clock times. Documented as NOT covered (docs/privacy.md, "What is not covered": "measure
     # timings (the `seconds_…` metrics and the `timings` printed in the summary) grow with the row
     # count"); wall-clock times say when a fit ran, and Delta/MLflow stamp them on every record.
     "seconds, timings (stdout JSON)": "stage timings: documented NOT covered (they grow with the row count)",
@@ -89,7 +89,7 @@ MASKED = {
     "Delta log: timestamp, modificationTime, createdTime": "wall-clock times of the output table's commit: NOT covered",
     "_delta_log/.*.crc": "Hadoop's checksums of the Delta log files, which hold those wall-clock times",
     # Random identifiers: NOT covered in the sense that they are not part of the DP release — each is
-    # a fresh random draw, independent of the rows (README: "Each fit has its own fit_id"). Masked by
+    # a fresh random draw, independent of the rows (docs/privacy.md: "Each fit has its own fit_id"). Masked by
     # value (see ID_KEYS): each distinct id becomes "<id:N>" in order of first appearance, so
     # references between outputs (ledger entry → fit run → logged model) are still compared.
     "fit_id": "uuid4 drawn per fit by the PrivacyFilter, independent of the rows",
