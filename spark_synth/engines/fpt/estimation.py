@@ -21,7 +21,8 @@ from .graphical import GibbsModel, JunctionTree, Scope
 
 #: Each step first tries the last accepted step size times this; Armijo backtracking halves it. At 2
 #: nearly every step failed once (two sum-products a step); 1.25 needs a third fewer at the same
-#: loss per step (benchmarks/RESULTS.md, "Where FPT's fit time goes").
+#: loss per step (benchmarks/results/2026-12-04.md, "FPT's step growth 1.25" and, on where the fit's
+#: time goes, "FPT on small tables").
 STEP_GROWTH = 1.25
 
 
