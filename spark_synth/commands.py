@@ -43,10 +43,10 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         from .evaluate.command import check_request
 
         evaluate = check_request(evaluate, schema, config.output, config.overwrite)
+    check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
     engine, engine_options, choice = _resolved_engine(config.engine, schema, config.engine_options)
     synth = Synthesizer(engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
                         engine_options=engine_options)  # before Spark starts: a bad engine fails fast
-    check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
     spark = spark or get_spark(config.spark_profile)
     location = check_output(spark, config.output, config.overwrite)
     dataset = dataset_key(config.dataset_id, config.input)
@@ -54,13 +54,13 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     with _tracking(config.mlflow, f"run-{engine}", dataset) as tracker:
         tracker.check_room(synth)
         if evaluate is None:
-            _fit_from_input(synth, spark, config.input, schema, tracker.dataset)
+            _fit_from_input(synth, spark, config.input, schema, tracker.dataset, choice)
         else:  # fair protocol: the synthesizer only ever sees the train part
             from .evaluate import train_holdout_split
             from .io import read_input
 
             train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
-            _fit(synth, train, schema, tracker.dataset)
+            _fit(synth, train, schema, tracker.dataset, choice)
             params["fit_on"] = "train part (evaluate)"
         synth.mlflow_run_id_ = tracker.run_id  # recorded on the output (None without MLflow)
         # the fit is charged already (and stays charged): logging and writing cannot undo it
@@ -125,15 +125,15 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     if (Path(model) / MODEL_FILE).exists():
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
+    check_before_spark(spark, spark_profile, input=input)
     engine, engine_options, choice = _resolved_engine(engine, parsed, engine_options)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     dataset = dataset_key(dataset_id, input)
-    check_before_spark(spark, spark_profile, input=input)
     spark = spark or get_spark(spark_profile)
     params = {**_fit_params(synth, input, schema, parsed, dataset), "model": model}
     with _tracking(mlflow, f"fit-{engine}", dataset) as tracker:
         tracker.check_room(synth)
-        _fit_from_input(synth, spark, input, parsed, tracker.dataset)
+        _fit_from_input(synth, spark, input, parsed, tracker.dataset, choice)
         synth.mlflow_run_id_ = tracker.run_id  # saved with the model: `sample` records it on its outputs
         warnings = synth.check_columns()  # a model whose output would hide a failure is not saved
         tracker.log_fit(params, synth.privacy_report_, synth.timings_, synth.model_.fit_summary(), synth.model_.loss_curves())
@@ -151,13 +151,11 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
 
 
 def _resolved_engine(engine: str, schema: Schema, engine_options: dict | None):
-    """``engine`` and its options, ``auto`` resolved from the schema's width (public), said on stderr."""
+    """``engine`` and its options, ``auto`` resolved from the schema's width (public; said on stderr when
+    the fit starts, :func:`_fit`)."""
     from .engines.choice import resolve_engine
 
-    engine, engine_options, choice = resolve_engine(engine, len(schema), engine_options)
-    if choice is not None:
-        layer("engines").info("engine: auto chose %s (%s)", choice.engine, choice.reason)
-    return engine, engine_options, choice
+    return resolve_engine(engine, len(schema), engine_options)
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
@@ -332,14 +330,17 @@ def dataset_key(dataset_id: str | None, source: str) -> str:
     return source_key(dataset_id if dataset_id is not None else source)
 
 
-def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, dataset: str | None) -> None:
+def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, dataset: str | None, choice=None) -> None:
     from .io import read_input
 
-    _fit(synth, read_input(spark, source), schema, dataset)
+    _fit(synth, read_input(spark, source), schema, dataset, choice)
 
 
-def _fit(synth: Synthesizer, df, schema: Schema, dataset: str | None) -> None:
-    """Fit charged to ledger ``dataset``; ``None`` is ``--no-mlflow``, an explicit opt-out (no warning)."""
+def _fit(synth: Synthesizer, df, schema: Schema, dataset: str | None, choice=None) -> None:
+    """Fit charged to ledger ``dataset``; ``None`` is ``--no-mlflow``, an explicit opt-out (no warning).
+    ``choice``: what ``--engine auto`` chose, said first (after the input was found)."""
+    if choice is not None:
+        layer("engines").info("engine: auto chose %s (%s)", choice.engine, choice.reason)
     if dataset is not None:
         synth.fit(df, schema, dataset_id=dataset)
         return

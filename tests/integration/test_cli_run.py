@@ -84,7 +84,7 @@ def test_same_seed_same_rows(spark, adult_sample_paths, tmp_path, capsys):
 def test_a_bare_output_name_is_a_catalog_table_and_says_so(spark, adult_sample_paths, tmp_path, capsys, monkeypatch):
     """``--output NAME`` (no ``/``) writes a catalog table, as ``saveAsTable`` would: stderr says so before
     anything runs, and the JSON line's ``output_kind`` is "table" (a path's is "path"). No ``--engine``:
-    ``auto`` chose fpt for the sample's 15 columns and said so, first, on stderr and in the JSON line."""
+    ``auto`` chose fpt for the sample's 15 columns and said so, next, on stderr and in the JSON line."""
     monkeypatch.chdir(tmp_path)
     data, schema = adult_sample_paths
     name = f"synthetic_{uuid.uuid4().hex[:8]}"
@@ -94,11 +94,11 @@ def test_a_bare_output_name_is_a_catalog_table_and_says_so(spark, adult_sample_p
     summary = json.loads(stdout)
     assert summary["output_kind"] == "table" and summary["output"] == name
     lines = stderr.splitlines()
-    assert lines[0].startswith("spark-synth: engine: auto chose fpt (15 columns: fpt has the lowest 2-/3-way TVD")
-    assert summary["engine"] == "fpt" and summary["engine_choice"]["engine"] == "fpt"
-    assert summary["engine_choice"]["reason"] in lines[0]
-    assert lines[1] == (f"spark-synth: output: catalog table {name} (Delta; a name without '/' is a table "
+    assert lines[0] == (f"spark-synth: output: catalog table {name} (Delta; a name without '/' is a table "
                         f"in Spark's catalog: write ./{name} for a folder)")
+    assert lines[1].startswith("spark-synth: engine: auto chose fpt (15 columns: fpt has the lowest 2-/3-way TVD")
+    assert summary["engine"] == "fpt" and summary["engine_choice"]["engine"] == "fpt"
+    assert summary["engine_choice"]["reason"] in lines[1]
     assert spark.catalog.tableExists(name) and spark.table(name).count() == 50
     assert not (tmp_path / name).exists()
     spark.sql(f"DROP TABLE {name}")

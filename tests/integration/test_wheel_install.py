@@ -75,7 +75,10 @@ def test_wheel_runs_every_command_from_an_empty_folder(wheel, tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    (site / "reuse_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # the test run's dependencies, as plain path lines (their .pth files unprocessed, so no editable
+    # clone): with scripts/bootstrap.sh they sit in the dependencies venv beside this clone's .venv
+    dependencies = [p for p in dict.fromkeys(sys.path) if p.endswith("-packages") and p != sysconfig.get_paths()["purelib"]]
+    (site / "reuse_test_dependencies.pth").write_text("".join(f"{p}\n" for p in dependencies or [sysconfig.get_paths()["purelib"]]))
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", "--no-deps",
                     "--force-reinstall", str(wheel)], check=True, capture_output=True, timeout=600)
     work = tmp_path / "empty"
