@@ -42,6 +42,9 @@ ZERO_ONE, OTHER_WHOLE, OTHER_NUMBER, ISO_DATE, TRUE_FALSE, TEXT = range(6)
 KINDS = ("0 or 1", "other whole number", "other number", "ISO date", "true/false", "other text")
 _OUT_SCHEMA = "col int, part int, cell long, key string, total long"
 _CLASSES, _GRID, _CATEGORIES, _TIES, _KINDS, _DATE_CELLS, _DATE_TIES = range(7)
+#: The profile's count array each part's cells are summed into (categories: a dict by value instead).
+_ARRAYS = {_CLASSES: "classes", _GRID: "grid", _TIES: "ties", _KINDS: "kinds", _DATE_CELLS: "date_cells",
+           _DATE_TIES: "date_ties"}
 
 
 @dataclass(frozen=True)
@@ -197,18 +200,8 @@ def _assemble(requests: Sequence[ProfileRequest], grid: np.ndarray, entries) -> 
             profile.date_ties = np.zeros(len(request.date_grid), dtype=np.int64)
     for col, part, cell, key, total in entries:
         profile = out[int(col)]
-        if part == _KINDS:
-            profile.kinds[int(cell)] += int(total)
-        elif part == _DATE_CELLS:
-            profile.date_cells[int(cell)] += int(total)
-        elif part == _DATE_TIES:
-            profile.date_ties[int(cell)] += int(total)
-        elif part == _CLASSES:
-            profile.classes[int(cell)] += int(total)
-        elif part == _GRID:
-            profile.grid[int(cell)] += int(total)
-        elif part == _TIES:
-            profile.ties[int(cell)] += int(total)
+        if int(part) in _ARRAYS:
+            getattr(profile, _ARRAYS[int(part)])[int(cell)] += int(total)
         else:
             profile.categories[str(key)] = profile.categories.get(str(key), 0) + int(total)
     return out
