@@ -127,7 +127,7 @@ def test_run_and_sample_record_their_fit(spark, spark_home, adult_sample_paths, 
     """`run --no-mlflow` records no run id; `sample` of a tracked `fit` records that fit's run id and spend."""
     monkeypatch.setenv("SPARK_SYNTH_LEDGER_PREFIX", f"test-{uuid.uuid4().hex[:8]}:")
     data, schema = adult_sample_paths
-    common = ["--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9"]
+    common = ["--input", data, "--schema", schema, "--engine", "independent", "--epsilon", "1", "--delta", "1e-9"]
     ran = _cli(capsys, "run", *common, "--rows", "20", "--output", str(tmp_path / "ran"), "--seed", "1", "--no-mlflow")
     props = detail(spark, f"delta.`{tmp_path / 'ran'}`")["properties"]
     assert props["spark_synth.fit_id"] == ran["fit_id"] and props["spark_synth.engine"] == "independent"
