@@ -38,7 +38,7 @@ def _inputs(tmp_path, nullable_smoker: bool):
 
 
 def _run(capsys, data, schema, output, *flags):
-    code = main(["run", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9", "--rows", "200",
+    code = main(["run", "--engine", "independent", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9", "--rows", "200",
                  "--output", str(output), *flags])
     captured = capsys.readouterr()
     return code, captured.out, captured.err.splitlines()

@@ -119,7 +119,7 @@ def _cli(capsys, *args):
 def test_cli_evaluate_writes_report_and_logs_mlflow(spark, spark_home, adult_sample_paths, tmp_path, capsys):
     data, schema = adult_sample_paths
     synthetic = str(tmp_path / "syn.parquet")
-    code, out, err = _cli(capsys, "fit", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
+    code, out, err = _cli(capsys, "fit", "--engine", "independent", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
                           "--model", str(tmp_path / "model"), "--no-mlflow")
     assert code == 0, err
     code, out, err = _cli(capsys, "sample", "--model", str(tmp_path / "model"), "--rows", "2000", "--output", synthetic, "--seed", "2")
@@ -163,7 +163,7 @@ def test_run_with_evaluate_fits_on_train_part_and_logs_to_its_own_run(spark, spa
     monkeypatch.setenv("SPARK_SYNTH_LEDGER_PREFIX", f"test-{uuid.uuid4().hex[:8]}:")
     data, schema = adult_sample_paths
     output = str(tmp_path / "syn.parquet")
-    code, out, err = _cli(capsys, "run", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
+    code, out, err = _cli(capsys, "run", "--engine", "independent", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
                           "--rows", "2000", "--output", output, "--seed", "1", "--evaluate", "--holdout-fraction", "0.3")
     assert code == 0, err
     summary = json.loads(out)
@@ -203,7 +203,7 @@ def test_evaluate_adult(spark, shared_data, tmp_path, capsys):
     """Done criterion: `spark-synth evaluate` on adult vs an engine's output writes both files."""
     data, schema = str(shared_data / "adult.csv"), str(shared_data / "adult.schema.json")
     output = str(tmp_path / "adult_syn.parquet")
-    code, out, err = _cli(capsys, "run", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
+    code, out, err = _cli(capsys, "run", "--engine", "independent", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
                           "--rows", "20000", "--output", output, "--seed", "1", "--no-mlflow")
     assert code == 0, err
     code, out, err = _cli(capsys, "evaluate", "--real", data, "--synthetic", output, "--schema", schema,

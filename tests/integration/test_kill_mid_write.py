@@ -339,7 +339,7 @@ def test_killed_writes_leave_no_partial_output_and_the_next_run_succeeds(spark, 
                 kills = {fmt: pool.submit(cli.kill_mid_write, _run_args(str(out / name), BIG), tmp_path / f"home-{fmt}",
                                           out, name) for fmt, name in PATH_FORMATS.items()}
                 model_dir = str(tmp_path / "model")  # meanwhile, fit the model the `sample` commands use
-                _cli_in_process(capsys, cli, ["fit", "--input", DATA, "--schema", SCHEMA, "--epsilon", "1", "--delta",
+                _cli_in_process(capsys, cli, ["fit", "--engine", "independent", "--input", DATA, "--schema", SCHEMA, "--epsilon", "1", "--delta",
                                          "1e-9", "--model", model_dir, "--no-mlflow"])
                 model.set_result(model_dir)
                 previous = {}

@@ -66,7 +66,7 @@ def test_init_drafts_declared_types_of_parquet_and_run_names_a_todo_left(spark, 
         {"name": "age", "type": "integer", "min": "TODO", "max": "TODO"},
         {"name": "score", "type": "continuous", "min": "TODO", "max": "TODO"},
         {"name": "city", "type": "categorical", "categories": "TODO"}]
-    code, _, stderr = _cli(capsys, "run", "--input", source, "--schema", out, "--epsilon", "1", "--delta", "1e-9",
+    code, _, stderr = _cli(capsys, "run", "--engine", "independent", "--input", source, "--schema", out, "--epsilon", "1", "--delta", "1e-9",
                            "--rows", "10", "--output", tmp_path / "o.parquet", "--no-mlflow")
     assert code == 2 and stderr.count("\n") == 0 and "column 'age' still has 'min: TODO'" in stderr
     assert not (tmp_path / "o.parquet").exists()
@@ -98,7 +98,7 @@ def test_adult_without_dp_from_declared_types_then_public_metadata(spark, shared
         else:
             column.update(categories=[str(c) for c in truth["categories"]])
     out.write_text(yaml.safe_dump(text))
-    code, stdout, stderr = _cli(capsys, "run", "--input", source, "--schema", out, "--epsilon", "1", "--delta", "1e-9",
+    code, stdout, stderr = _cli(capsys, "run", "--engine", "independent", "--input", source, "--schema", out, "--epsilon", "1", "--delta", "1e-9",
                                 "--rows", "200", "--output", tmp_path / "o.parquet", "--seed", "1", "--no-mlflow")
     assert code == 0, stderr
     assert "delta_total" not in json.loads(stdout)  # a public schema adds no delta
@@ -118,7 +118,7 @@ def test_adult_csv_with_dp_bounds_runs_end_to_end_and_the_ledger_composes_delta(
     drafted = {c["name"]: c for c in yaml.safe_load(out.read_text())["columns"]}
     assert drafted["age"]["type"] == "integer" and drafted["sex"]["categories"] == ["Female", "Male"]
     assert 10 <= drafted["age"]["min"] <= 20 and 60 <= drafted["age"]["max"] <= 100
-    code, stdout, stderr = _cli(capsys, "run", "--input", data, "--schema", out, "--epsilon", "1", "--delta", "1e-9",
+    code, stdout, stderr = _cli(capsys, "run", "--engine", "independent", "--input", data, "--schema", out, "--epsilon", "1", "--delta", "1e-9",
                                 "--rows", "200", "--output", tmp_path / "o.parquet", "--seed", "1")
     assert code == 0, stderr
     run = json.loads(stdout)

@@ -219,7 +219,7 @@ def test_dp_bounds_types_iso_dates_and_true_false_and_run_reads_them_from_the_cs
     cost = summary["dp_prepass"]
     assert f"delta = {cost['delta']:.6g})-DP" in header and f"{cost['delta_approx']:.6g} (thresholds" in header
     # the CSV's text dates and true/false values are read as the schema's types by the fit
-    code, stdout, stderr = _cli(capsys, "run", "--input", source, "--schema", out, "--epsilon", "2", "--delta", "1e-9",
+    code, stdout, stderr = _cli(capsys, "run", "--engine", "independent", "--input", source, "--schema", out, "--epsilon", "2", "--delta", "1e-9",
                                 "--rows", "300", "--output", tmp_path / "o.parquet", "--seed", "3", "--no-mlflow")
     assert code == 0, stderr
     rows = spark.read.parquet(str(tmp_path / "o.parquet")).toPandas()

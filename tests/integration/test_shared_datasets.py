@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.shared_data]
 
 def _cli_run(shared_data, name: str, engine: str, rows: int, out, capsys) -> dict:
     """`spark-synth run` on a shared dataset at ε = 1, δ = 1e-9; the printed summary."""
-    code = main(["run", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
+    code = main(["run", "--engine", "independent", "--input", str(shared_data / f"{name}.csv"), "--schema", str(shared_data / f"{name}.schema.json"),
                  "--engine", engine, "--epsilon", "1", "--delta", "1e-9", "--rows", str(rows),
                  "--output", str(out), "--seed", "1", "--no-mlflow"])
     captured = capsys.readouterr()

@@ -138,7 +138,7 @@ def test_ctrl_c_during_the_write_leaves_the_fit_charged_while_its_model_is_out(s
     data, schema = adult_sample_paths
     dataset, output = f"hr.interrupted_{uuid.uuid4().hex[:6]}", tmp_path / "never.parquet"
     with pytest.raises(KeyboardInterrupt):
-        main(["run", "--input", data, "--schema", schema, "--epsilon", "0.5", "--delta", "1e-9", "--rows", "100",
+        main(["run", "--engine", "independent", "--input", data, "--schema", schema, "--epsilon", "0.5", "--delta", "1e-9", "--rows", "100",
               "--output", str(output), "--dataset-id", dataset])
     capsys.readouterr()
     assert not output.exists()

@@ -200,7 +200,7 @@ def test_run_and_fit_take_a_dataset_id(adult_sample_paths, capsys):
         args = build_parser().parse_args([command, "--input", data, "--schema", schema, "--epsilon", "1", "--delta",
                                           "1e-9", "--dataset-id", "main.hr.employees", *extra])
         assert args.dataset_id == "main.hr.employees"
-    code, out, err = cli(capsys, "fit", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
+    code, out, err = cli(capsys, "fit", "--engine", "independent", "--input", data, "--schema", schema, "--epsilon", "1", "--delta", "1e-9",
                          "--model", "never-written", "--dataset-id", " ", "--no-mlflow")
     assert code == 2 and out == "" and "'dataset_id (--dataset-id)'" in err and not Path("never-written").exists()
 
