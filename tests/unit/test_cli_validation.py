@@ -78,6 +78,12 @@ def no_spark(monkeypatch):
     monkeypatch.setattr(spark_synth.session, "get_spark", refuse)
     for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_REMOTE", "PYSPARK_GATEWAY_PORT"):
         monkeypatch.delenv(name, raising=False)
+    if "pyspark.sql" in sys.modules:  # as a fresh CLI process: no session of an earlier test is active
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+        monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
 
 
 def _cli(capsys, *args):
