@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ._version import __version__
 from .config import RunConfig, check_output_apart, check_rows, check_seed
+from .engines.choice import resolve_engine
 from .errors import ParameterError
 from .logs import layer
 from .pipeline import MODEL_FILE, Synthesizer
@@ -44,7 +45,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
 
         evaluate = check_request(evaluate, schema, config.output, config.overwrite)
     check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
-    engine, engine_options, choice = _resolved_engine(config.engine, schema, config.engine_options)
+    engine, engine_options, choice = resolve_engine(config.engine, len(schema), config.engine_options)
     synth = Synthesizer(engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
                         engine_options=engine_options)  # before Spark starts: a bad engine fails fast
     spark = spark or get_spark(config.spark_profile)
@@ -126,7 +127,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
     check_before_spark(spark, spark_profile, input=input)
-    engine, engine_options, choice = _resolved_engine(engine, parsed, engine_options)
+    engine, engine_options, choice = resolve_engine(engine, len(parsed), engine_options)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
     dataset = dataset_key(dataset_id, input)
     spark = spark or get_spark(spark_profile)
@@ -148,14 +149,6 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
             "ledger": synth.ledger_, **_columns(synth, warnings),
             **({"engine_choice": choice.as_dict()} if choice is not None else {})}
-
-
-def _resolved_engine(engine: str, schema: Schema, engine_options: dict | None):
-    """``engine`` and its options, ``auto`` resolved from the schema's width (public; said on stderr when
-    the fit starts, :func:`_fit`)."""
-    from .engines.choice import resolve_engine
-
-    return resolve_engine(engine, len(schema), engine_options)
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
