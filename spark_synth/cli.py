@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--dataset-id", default=None, metavar="ID",
                        help="the table's budget ledger this fit is charged to when MLflow is on, refused past its "
                             "cap (default: the input; see `spark-synth budget --source-table ID`)")
+        p.add_argument("--privacy-unit", default=None, metavar="COLUMN",
+                       help="person-level privacy: the guarantee protects each value of COLUMN (a customer, a "
+                            "patient) with all its rows, not one row; needs --max-rows-per-unit (docs/privacy.md)")
+        p.add_argument("--max-rows-per-unit", default=None, type=whole_number, metavar="K",
+                       help="with --privacy-unit: the most rows of one unit the fit keeps, chosen at random "
+                            "(public; noise grows with K)")
 
     def common_out_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--rows", required=True, type=whole_number,
@@ -307,6 +313,9 @@ _JOB_FLAGS = {
     "mlflow": dict(action=argparse.BooleanOptionalAction, default=None, help="log to MLflow"),
     "spark_profile": dict(help="Spark profile (local, cluster or a YAML path) when no Spark session exists (not under spark-submit)"),
     "dataset_id": dict(help="the table's budget ledger the fit is charged to when MLflow is on (default: the input)"),
+    "privacy_unit": dict(metavar="COLUMN", help="protect each value of COLUMN (a person) with all its rows, not one row; "
+                                                "needs --max-rows-per-unit"),
+    "max_rows_per_unit": dict(metavar="K", type=whole_number, help="most rows of one unit the fit keeps (public)"),
 }
 
 
@@ -405,6 +414,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
             rows=args.rows, output=args.output, seed=args.seed, out_of_domain=args.out_of_domain,
             overwrite=args.overwrite, mlflow=args.mlflow, spark_profile=args.spark_profile,
             engine_options=engine_options(args.engine, args.engine_option), dataset_id=args.dataset_id,
+            privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit,
         )
         if not args.evaluate:
             return run(config)
@@ -444,6 +454,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
             input=args.input, schema=args.schema, engine=args.engine, epsilon=args.epsilon, delta=args.delta,
             model=args.model, out_of_domain=args.out_of_domain, mlflow=args.mlflow, spark_profile=args.spark_profile,
             engine_options=engine_options(args.engine, args.engine_option), dataset_id=args.dataset_id,
+            privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit,
         )
     from .commands import load_and_sample
 

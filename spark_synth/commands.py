@@ -47,7 +47,8 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
     engine, engine_options, choice = resolve_engine(config.engine, len(schema), config.engine_options)
     synth = Synthesizer(engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
-                        engine_options=engine_options)  # before Spark starts: a bad engine fails fast
+                        engine_options=engine_options, privacy_unit=config.privacy_unit,
+                        max_rows_per_unit=config.max_rows_per_unit)  # before Spark starts: a bad engine fails fast
     spark = spark or get_spark(config.spark_profile)
     location = check_output(spark, config.output, config.overwrite)
     dataset = dataset_key(config.dataset_id, config.input)
@@ -90,6 +91,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "epsilon_spent": report.epsilon_spent,
         "rho_spent": report.rho_spent,
         "dp_guarantee": report.dp_guarantee,
+        **_relation(report),
         **_schema_delta(report),
         **_not_covered(report),
         "fit_id": report.fit_id,
@@ -113,7 +115,8 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
 
 def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta: float, model: str,
                  out_of_domain: str = "clip", mlflow: bool = True, spark_profile: str = "local", spark=None,
-                 engine_options: dict | None = None, dataset_id: str | None = None) -> dict:
+                 engine_options: dict | None = None, dataset_id: str | None = None, privacy_unit: str | None = None,
+                 max_rows_per_unit: int | None = None) -> dict:
     """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``).
 
     With MLflow on, the fit is charged to the ledger of ``dataset_id`` (default: the input) as it is
@@ -128,7 +131,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
     parsed = load_schema(schema)
     check_before_spark(spark, spark_profile, input=input)
     engine, engine_options, choice = resolve_engine(engine, len(parsed), engine_options)
-    synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options)
+    synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options,
+                        privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit)
     dataset = dataset_key(dataset_id, input)
     spark = spark or get_spark(spark_profile)
     params = {**_fit_params(synth, input, schema, parsed, dataset), "model": model}
@@ -144,7 +148,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
     report = synth.privacy_report_
     return {"engine": engine, "epsilon": epsilon, "delta": delta, "epsilon_spent": report.epsilon_spent,
-            "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_schema_delta(report), **_not_covered(report),
+            "rho_spent": report.rho_spent, "dp_guarantee": report.dp_guarantee, **_relation(report), **_schema_delta(report),
+            **_not_covered(report),
             "fit_id": report.fit_id, "measure_passes": synth.measure_passes_, "model": str(saved.resolve()),
             "seconds": round(time.perf_counter() - started, 3), "mlflow_run_id": tracker.run_id, "dataset_id": dataset,
             "ledger": synth.ledger_, **_columns(synth, warnings),
@@ -362,7 +367,8 @@ class _Tracker:
         """Refuse before reading any row when the requested budget cannot fit under the dataset's cap."""
         if self.run_id:
             rho = PrivacyBudget(synth.epsilon, synth.delta).rho
-            self._ledger().check_room(rho, f"a fit requesting epsilon={synth.epsilon:g} at delta={synth.delta:g}")
+            self._ledger().check_room(rho, f"a fit requesting epsilon={synth.epsilon:g} at delta={synth.delta:g}",
+                                      unit=synth.unit.ledger_key, rows_per_unit=synth.unit.max_rows)
 
     def log_fit(self, params: dict, report: PrivacyReport, timings: dict, summary: dict, curves: dict) -> None:
         if self.run_id:
@@ -444,6 +450,8 @@ def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schem
         "dataset_id": dataset,
         "schema": schema_path,
         "out_of_domain": synth.out_of_domain,
+        "privacy_unit": synth.unit.column,
+        "max_rows_per_unit": synth.unit.max_rows,
         "n_columns": len(schema),
         "engine_config": json.dumps(synth._engine.config(), sort_keys=True),
         "spark_synth_version": __version__,
@@ -461,6 +469,13 @@ def _schema_delta(report) -> dict:
         return {}
     return {"delta_approx": report.delta_approx, "delta_total": report.delta + report.delta_approx,
             "schema_prepass_id": report.schema_prepass.id if report.schema_prepass is not None else None}
+
+
+def _relation(report) -> dict:
+    """The summary's statement of what the guarantee protects: one row, or one unit of K rows."""
+    unit = report.privacy_unit
+    return {"neighbouring_relation": report.neighbouring_relation,
+            **({} if unit.is_row else {"privacy_unit": unit.column, "max_rows_per_unit": unit.max_rows})}
 
 
 def _not_covered(report) -> dict:

@@ -132,10 +132,14 @@ class RunConfig:
     spark_profile: str = "local"
     engine_options: dict | None = None
     dataset_id: str | None = None
+    #: Person-level privacy: the column identifying a unit, and the most rows of one unit kept (docs/privacy.md).
+    privacy_unit: str | None = None
+    max_rows_per_unit: int | None = None
 
     def __post_init__(self) -> None:
         from .engines import ENGINES  # engines and privacy never import pyspark: this stays Spark-free
         from .privacy import PrivacyBudget
+        from .privacy.unit import PrivacyUnit
 
         for name in ("input", "schema", "output"):
             value = getattr(self, name)
@@ -152,6 +156,7 @@ class RunConfig:
             raise ParameterError("engine_options", "a mapping of option name -> value", self.engine_options)
         if self.dataset_id is not None:
             _check_value("dataset_id", self.dataset_id, "dataset_id")
+        PrivacyUnit.of(self.privacy_unit, self.max_rows_per_unit)  # validates both
 
     @classmethod
     def from_dict(cls, raw: dict) -> "RunConfig":
@@ -175,9 +180,9 @@ class RunConfig:
 #: (plus a free-text ``description``); a job ignores the keys it does not use.
 JOB_KEYS = {
     "run": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "rows", "output", "seed",
-            "out_of_domain", "overwrite", "mlflow", "spark_profile", "dataset_id"),
+            "out_of_domain", "overwrite", "mlflow", "spark_profile", "dataset_id", "privacy_unit", "max_rows_per_unit"),
     "fit": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "model", "out_of_domain", "mlflow",
-            "spark_profile", "dataset_id"),
+            "spark_profile", "dataset_id", "privacy_unit", "max_rows_per_unit"),
     "sample": ("model", "rows", "output", "seed", "overwrite", "mlflow", "spark_profile"),
 }
 _REQUIRED = {"run": ("input", "schema", "epsilon", "delta", "rows", "output"),
@@ -311,6 +316,15 @@ def _check_value(key: str, value, name: str):
         if not isinstance(value, str) or not value.strip():
             raise ParameterError(name, "a non-empty dataset id naming the table's budget ledger (e.g. main.sales.customers)", value)
         return value
+    if key == "privacy_unit":
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ParameterError(name, "the name of the column that identifies a person (or null for row-level privacy)", value)
+        return value
+    if key == "max_rows_per_unit":
+        number = None if value is None else _as_number(value, int)
+        if value is not None and (number is None or number < 1):
+            raise ParameterError(name, "a whole number >= 1 (the most rows of one unit the fit keeps)", value)
+        return number
     if key == "engine":
         from .engines import ENGINES
 

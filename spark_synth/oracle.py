@@ -111,6 +111,10 @@ def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, c
         def rho_remaining(self) -> float:
             return privacy_filter.rho_remaining
 
+        @property
+        def rows_per_unit(self) -> int:
+            return privacy_filter.unit.max_rows
+
         def measure(self, query: Query, rho: float) -> NoisyMeasurement:
             (out,) = self.measure_many([(query, rho)])
             return out

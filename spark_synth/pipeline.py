@@ -18,9 +18,11 @@ from .engines import Engine, TaskRunner, get_engine, model_class
 from .errors import NotFittedError, ParameterError, UserInputError
 from .logs import layer
 from .measure import answer_queries, check_structure
+from .measure.bounding import bound_contributions
 from .measure.rows import sample_codes
 from .oracle import build_oracle
 from .privacy import PrivacyBudget, PrivacyFilter, PrivacyReport
+from .privacy.unit import PrivacyUnit
 from .schema import Schema, load_schema, schema_from_dict
 
 _log = layer("pipeline")
@@ -44,12 +46,16 @@ class Synthesizer:
     _join_observation = None
 
     def __init__(self, engine: str = "independent", *, epsilon: float, delta: float,
-                 out_of_domain: str = "clip", engine_options: dict | None = None):
+                 out_of_domain: str = "clip", engine_options: dict | None = None,
+                 privacy_unit: str | None = None, max_rows_per_unit: int | None = None):
         self.engine = engine
         self.epsilon = epsilon
         self.delta = delta
         self.out_of_domain = out_of_domain
         self.engine_options = dict(engine_options or {})
+        #: What the guarantee protects: one row (default), or one value of ``privacy_unit`` with all its
+        #: rows, at most ``max_rows_per_unit`` of them kept (see docs/privacy.md, "Person-level privacy").
+        self.unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
         self._budget = PrivacyBudget(epsilon, delta)
         self._policy = check_policy(out_of_domain)
         self._engine: Engine = get_engine(engine, **self.engine_options)
@@ -61,6 +67,11 @@ class Synthesizer:
 
         The engine measures through an oracle over ``df`` holding this synthesizer's whole budget;
         ``tasks`` (default: one Spark task per item on ``df``'s session) runs its parallel work.
+
+        Under a privacy unit (``privacy_unit=``), ``df`` holds the unit column besides the schema's
+        columns (it is modelled only when the schema declares it); the fit keeps at most
+        ``max_rows_per_unit`` rows of each unit (:mod:`spark_synth.measure.bounding`) before any
+        measurement, and every noise scale is K times the one-row one.
 
         ``dataset_id`` (the table's name or path) charges the fit to that table's budget ledger in
         spark-synth's MLflow store (the active run's store inside one), as ``spark-synth run`` does:
@@ -75,18 +86,18 @@ class Synthesizer:
         if dataset_id is not None and (not isinstance(dataset_id, str) or not dataset_id.strip()):
             raise ParameterError("dataset_id", "a non-empty table name or path naming the table's budget ledger", dataset_id)
         schema = schema if isinstance(schema, Schema) else load_schema(schema)
-        check_structure(df, schema)
+        df = self._bounded(df, schema)
         if tasks is None:
             from .tasks import SparkTaskRunner
 
             tasks = SparkTaskRunner(df.sparkSession)
-        privacy_filter = PrivacyFilter(self._budget)
+        privacy_filter = PrivacyFilter(self._budget, unit=self.unit)
         charge = nullcontext()
         if dataset_id is not None:
             from .track.spending import fit_charge
 
             charge = fit_charge(dataset_id, fit_id=privacy_filter.fit_id, rho=self._budget.rho,
-                                epsilon=self._budget.epsilon, delta=self._budget.delta, prepass=schema.prepass)
+                                epsilon=self._budget.epsilon, delta=self._budget.delta, prepass=schema.prepass, unit=self.unit)
         clock: dict = {}
         oracle = build_oracle(schema, privacy_filter, lambda queries: answer_queries(df, schema, queries, self._policy), clock,
                               rows=lambda n, seed: sample_codes(df, schema, n, seed, self._policy))
@@ -121,6 +132,29 @@ class Synthesizer:
         measure, noise = clock.get("measure", 0.0), clock.get("noise", 0.0)
         self.timings_ = {"measure": measure, "noise": noise, "fit": max(total - measure - noise, 0.0)}
         return self
+
+    def _bounded(self, df, schema: Schema):
+        """``df`` checked against ``schema`` and, under a privacy unit, bounded to K rows per unit with
+        the unit column dropped unless the schema models it (metadata checks first: nothing is read)."""
+        unit = self.unit
+        if unit.is_row:
+            check_structure(df, schema)
+            return df
+        if unit.column not in df.columns:
+            raise UserInputError(f"privacy unit column '{unit.column}' (--privacy-unit) is not in the data; its columns are "
+                                 f"{list(df.columns)}: name the column that identifies a person")
+        if schema.prepass is not None:
+            raise UserInputError(
+                f"schema '{schema.name}' was drafted with DP at row level (schema init --dp-bounds/--dp-types); under "
+                f"--privacy-unit {unit.column} that pre-pass's cost per unit is not bounded, so the fit's guarantee would "
+                "not hold: declare the bounds and categories from public knowledge (remove dp_prepass from the schema "
+                "file) or fit without a privacy unit")
+        modelled = unit.column in schema.names
+        check_structure(df if modelled else df.drop(unit.column), schema)
+        if modelled:
+            _log.info("fit: the privacy unit column %s is modelled (the schema declares it)", unit.column)
+        bounded = bound_contributions(df, unit, secrets.randbits(63))
+        return bounded if modelled else bounded.drop(unit.column)
 
     # ---- what the model writes ----------------------------------------------------------
     @property
@@ -251,6 +285,7 @@ class Synthesizer:
             "epsilon": self.epsilon,
             "delta": self.delta,
             "out_of_domain": self.out_of_domain,
+            **({} if self.unit.is_row else {"privacy_unit": self.unit.column, "max_rows_per_unit": self.unit.max_rows}),
             "schema": self.schema_.to_dict(),
             "model": self.model_.to_state(),
             "privacy": self.privacy_report_.to_dict(),
@@ -277,7 +312,8 @@ class Synthesizer:
         if state.get("format_version") != FORMAT_VERSION:
             raise UserInputError(f"'{file}' has format version {state.get('format_version')}; expected {FORMAT_VERSION}")
         synth = cls(state["engine"], epsilon=state["epsilon"], delta=state["delta"],
-                    out_of_domain=state["out_of_domain"], engine_options=state["engine_options"])
+                    out_of_domain=state["out_of_domain"], engine_options=state["engine_options"],
+                    privacy_unit=state.get("privacy_unit"), max_rows_per_unit=state.get("max_rows_per_unit"))
         synth.schema_ = schema_from_dict(state["schema"])
         synth.model_ = model_class(state["engine"]).from_state(state["model"], synth.schema_)
         synth.privacy_report_ = PrivacyReport.from_dict(state["privacy"], f"the privacy report in '{file}'")

@@ -77,6 +77,13 @@ class MeasurementOracle(ABC):
         under this one, labelled ``label``. With ``columns`` it answers queries over those columns
         only, as if the table had no others (a DGM partition's engine sees its sub-schema)."""
 
+    @property
+    def rows_per_unit(self) -> int:
+        """The privacy unit's row bound K (public; 1 for row-level privacy): every measurement's
+        noise is K times its query's one-row sensitivity over √(2ρ). Engines plan budgets with it
+        (expected σ = K / √(2ρ) for a count)."""
+        return 1
+
     def rows_not_covered_by_dp(self, n_rows: int, seed: int, purpose: str) -> np.ndarray:
         """At most ``n_rows`` real rows (uniform, seeded) as an (n, d) code matrix — NOT
         differentially private. Only an explicit user opt-in may call it (e.g. DGM's

@@ -109,7 +109,7 @@ def measure_stage_two(schema: Schema, oracle, stage_one: Sequence[NoisyMeasureme
     rows = estimate_total(stage_one)
     second = []
     for column, r in zip(schema, rhos):
-        grouping = range_grouping(column, rows, gaussian_sigma(1.0, r), options.one_way_sigmas_per_range)
+        grouping = range_grouping(column, rows, gaussian_sigma(oracle.rows_per_unit, r), options.one_way_sigmas_per_range)
         second.append(MarginalQuery(name=f"1-way[{column.name}]", columns=(column.name,)) if grouping is None else
                       MarginalQuery(columns=(column.name,), groupings=(grouping,), name=f"1-way[{column.name}] ranges"))
     return oracle.measure_many(list(zip(second, rhos)))

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .conversions import _check_delta, _check_epsilon, epsilon_from_rho, rho_from_epsilon
+from .unit import ROW_RELATION
 
-#: The neighbouring relation of every guarantee spark-synth states: two tables are neighbours
-#: when one is the other with ONE ROW ADDED OR REMOVED ("unbounded" DP). The row count is
-#: therefore private too. Sensitivities throughout the code are derived for this relation.
-NEIGHBOURING_RELATION = "add/remove one row"
+#: The default neighbouring relation: two tables are neighbours when one is the other with ONE ROW
+#: ADDED OR REMOVED ("unbounded" DP), so the row count is private too. Queries state their
+#: sensitivity for this relation; a fit under a privacy unit (:mod:`spark_synth.privacy.unit`)
+#: scales it by the unit's row bound.
+NEIGHBOURING_RELATION = ROW_RELATION
 
 
 @dataclass(frozen=True)

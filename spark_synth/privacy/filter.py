@@ -16,6 +16,7 @@ from fractions import Fraction
 from ..errors import BudgetExhausted, InternalError, ParameterError
 from .budget import PrivacyBudget
 from .report import NOT_COVERED, PrivacyReport, ReportEntry
+from .unit import ROW, PrivacyUnit
 
 
 def check_rho(rho: object, what: str) -> float:
@@ -41,10 +42,15 @@ def _exact_sum(values) -> Fraction:
 
 
 class PrivacyFilter:
-    """Charges calls against a fixed ρ; children hold reserved shares of it."""
+    """Charges calls against a fixed ρ; children hold reserved shares of it. ``unit`` is the
+    neighbouring relation the ρ is stated for (default: one row); the mechanisms scale every
+    sensitivity by its row bound."""
 
-    def __init__(self, budget: PrivacyBudget, *, fit_id: str | None = None):
+    def __init__(self, budget: PrivacyBudget, *, fit_id: str | None = None, unit: PrivacyUnit = ROW):
+        if not isinstance(unit, PrivacyUnit):
+            raise InternalError(f"a privacy filter needs a PrivacyUnit; got {type(unit).__name__}")
         self.budget = budget
+        self.unit = unit
         self.fit_id = fit_id or uuid.uuid4().hex
         self.rho_total = budget.rho
         self.scope = ""
@@ -90,7 +96,7 @@ class PrivacyFilter:
         self.check(rho, f"child budget {label!r}")
         self._spent += Fraction(float(rho))
         child = object.__new__(PrivacyFilter)
-        child.budget, child.fit_id, child.rho_total = self.budget, self.fit_id, float(rho)
+        child.budget, child.fit_id, child.rho_total, child.unit = self.budget, self.fit_id, float(rho), self.unit
         child.scope = f"{self.scope}/{label}" if self.scope else label
         child._log, child._spent = self._log, Fraction(0)
         return child
@@ -99,7 +105,7 @@ class PrivacyFilter:
         if self.scope:
             raise InternalError("the report is made by the root filter")
         return PrivacyReport(fit_id=self.fit_id, epsilon_requested=self.budget.epsilon, delta=self.budget.delta,
-                             rho_requested=self.rho_total, entries=tuple(self._log))
+                             rho_requested=self.rho_total, entries=tuple(self._log), privacy_unit=self.unit)
 
 
 def _scoped(entry: ReportEntry, scope: str) -> ReportEntry:

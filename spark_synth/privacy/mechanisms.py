@@ -5,11 +5,17 @@
 * :func:`select_index`: the exponential mechanism (Gumbel noisy max, OpenDP) on a score vector of
   known ℓ∞ sensitivity Δ; it is ε-bounded-range with ε = 2Δ/scale, hence ε²/8-zCDP (Cesar &
   Rogers 2021), which is the cost OpenDP's own zCDP map certifies.
+
+Callers state one-row sensitivities; each mechanism multiplies them by the filter's privacy unit's
+row bound K (:attr:`PrivacyFilter.unit`): one unit adds or removes at most K rows, each moving the
+answer by at most the one-row sensitivity. This is the only place that scaling happens.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import math
 
 import numpy as np
 
@@ -47,24 +53,34 @@ class NoisyMeasurement:
 def release_query(privacy_filter: PrivacyFilter, query: Query, exact: np.ndarray, rho: float) -> NoisyMeasurement:
     """Release ``exact`` (the query's integer answer) with the exact discrete Gaussian at cost ≤ ρ.
 
-    The noise is calibrated to ``query.integer_l2_sensitivity`` (the sensitivity in integer units,
-    rounded up); values and σ are returned in real units."""
+    The noise is calibrated to the query's ℓ2 sensitivity under the filter's privacy unit, in
+    integer units, rounded up (:func:`integer_l2_sensitivity`); values and σ are returned in real units."""
     privacy_filter.check(rho, f"measurement {query.name!r}")
-    measurement, sigma, certified_rho = calibrated_measurement(check_rho(rho, query.name), query.integer_l2_sensitivity, integer=True)
+    sensitivity = integer_l2_sensitivity(query, privacy_filter.unit.max_rows)
+    measurement, sigma, certified_rho = calibrated_measurement(check_rho(rho, query.name), sensitivity, integer=True)
     unit = query.unit
     privacy_filter.charge(ReportEntry(kind=MEASUREMENT, name=query.name, query=query.describe(), mechanism="discrete Gaussian (OpenDP)",
-                                      rho=certified_rho, l2_sensitivity=query.integer_l2_sensitivity / unit, sigma=sigma / unit))
+                                      rho=certified_rho, l2_sensitivity=sensitivity / unit, sigma=sigma / unit))
     noisy = add_gaussian_noise(np.asarray(exact, dtype=np.int64), measurement, integer=True) / unit
     return NoisyMeasurement(query=query, values=noisy, sigma=sigma / unit, rho=certified_rho)
 
 
+def integer_l2_sensitivity(query: Query, rows_per_unit: int = 1) -> int:
+    """The query's ℓ2 sensitivity when one unit of at most ``rows_per_unit`` rows is added or removed,
+    in integer units, rounded UP (what the discrete Gaussian is calibrated to)."""
+    if rows_per_unit == 1:
+        return query.integer_l2_sensitivity
+    return int(math.ceil(rows_per_unit * query.l2_sensitivity * query.unit))
+
+
 def release_counts(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, *, name: str, description: str) -> np.ndarray:
     """Release exact integer ``counts`` in which one row changes one entry by one (ℓ2 sensitivity
-    1) with the exact discrete Gaussian at cost ≤ ρ (charged first)."""
+    1 per row, K under a unit of K rows) with the exact discrete Gaussian at cost ≤ ρ (charged first)."""
     privacy_filter.check(rho, f"measurement {name!r}")
-    measurement, sigma, certified_rho = calibrated_measurement(check_rho(rho, name), 1, integer=True)
+    sensitivity = privacy_filter.unit.max_rows
+    measurement, sigma, certified_rho = calibrated_measurement(check_rho(rho, name), sensitivity, integer=True)
     privacy_filter.charge(ReportEntry(kind=MEASUREMENT, name=name, query=description, mechanism="discrete Gaussian (OpenDP)",
-                                      rho=certified_rho, l2_sensitivity=1.0, sigma=sigma))
+                                      rho=certified_rho, l2_sensitivity=float(sensitivity), sigma=sigma))
     return add_gaussian_noise(np.asarray(counts, dtype=np.int64), measurement, integer=True)
 
 
@@ -73,10 +89,12 @@ def select_index(privacy_filter: PrivacyFilter, scores: np.ndarray, sensitivity:
     """The index of a high score, drawn by the exponential mechanism at cost ≤ ρ (charged first).
 
     ``sensitivity`` bounds how much any one score can change when one row is added or removed
-    (ℓ∞); the selection is P(i) ∝ exp(scores[i] / scale) with scale = Δ / √(2ρ)."""
+    (ℓ∞); under a unit of K rows Δ = K × that. The selection is P(i) ∝ exp(scores[i] / scale)
+    with scale = Δ / √(2ρ)."""
     privacy_filter.check(rho, f"selection {name!r}")
     scores = np.asarray(scores, dtype=np.float64).ravel()
-    measurement, scale, certified_rho = calibrated_noisy_max(check_rho(rho, name), float(sensitivity))
+    sensitivity = float(sensitivity) * privacy_filter.unit.max_rows
+    measurement, scale, certified_rho = calibrated_noisy_max(check_rho(rho, name), sensitivity)
     privacy_filter.charge(ReportEntry(kind=SELECTION, name=name, query=description, rho=certified_rho,
                                       mechanism="exponential mechanism (Gumbel noisy max, OpenDP)",
                                       score_sensitivity=float(sensitivity), scale=scale, candidates=int(scores.size)))

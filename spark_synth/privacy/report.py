@@ -11,9 +11,9 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 
 from ..errors import UserInputError
-from .budget import NEIGHBOURING_RELATION
 from ..schema.cost import PrepassCost
 from .conversions import epsilon_from_rho
+from .unit import ROW, PrivacyUnit
 
 CONVERSION = "zCDP -> (epsilon, delta): Canonne, Kamath & Steinke 2020, Corollary 13"
 MEASUREMENT, SELECTION = "measurement", "selection"
@@ -62,7 +62,8 @@ class PrivacyReport:
     delta: float
     rho_requested: float
     entries: tuple[ReportEntry, ...] = ()
-    neighbouring_relation: str = NEIGHBOURING_RELATION
+    #: What one neighbouring step adds or removes (one row by default); see :mod:`spark_synth.privacy.unit`.
+    privacy_unit: PrivacyUnit = ROW
     conversion: str = CONVERSION
     #: The DP pre-pass that drafted the fit's schema (spent once, in the table's ledger): its δ_approx
     #: is added to this fit's δ; None when the schema is public knowledge.
@@ -74,6 +75,11 @@ class PrivacyReport:
         rho = math.fsum(e.rho for e in self.entries)
         object.__setattr__(self, "rho_spent", rho)
         object.__setattr__(self, "epsilon_spent", epsilon_from_rho(rho, self.delta))
+
+    @property
+    def neighbouring_relation(self) -> str:
+        """The relation the guarantee is stated for, in words."""
+        return self.privacy_unit.relation
 
     @property
     def measurements(self) -> tuple[ReportEntry, ...]:
@@ -104,6 +110,7 @@ class PrivacyReport:
         return {
             "fit_id": self.fit_id,
             "neighbouring_relation": self.neighbouring_relation,
+            "privacy_unit": self.privacy_unit.to_dict(),
             "epsilon_requested": self.epsilon_requested,
             "delta": self.delta,
             "rho_requested": self.rho_requested,
@@ -122,9 +129,13 @@ class PrivacyReport:
         try:
             known = {f.name for f in fields(ReportEntry)}
             entries = tuple(ReportEntry(**{"kind": MEASUREMENT, **{k: v for k, v in r.items() if k in known}}) for r in raw["releases"])
+            unit = PrivacyUnit.from_dict(raw.get("privacy_unit"))
+            if raw["neighbouring_relation"] != unit.relation:
+                raise ValueError(f"neighbouring_relation {raw['neighbouring_relation']!r} does not match the privacy unit "
+                                 f"({unit.relation!r})")
             report = cls(fit_id=str(raw.get("fit_id", "")), epsilon_requested=raw["epsilon_requested"], delta=raw["delta"],
                          rho_requested=raw["rho_requested"], entries=entries,
-                         neighbouring_relation=raw["neighbouring_relation"], conversion=raw.get("conversion", CONVERSION),
+                         privacy_unit=unit, conversion=raw.get("conversion", CONVERSION),
                          schema_prepass=(None if raw.get("schema_prepass") is None
                                          else PrepassCost.from_dict(raw["schema_prepass"], where)))
         except (TypeError, KeyError, AttributeError, ValueError) as exc:

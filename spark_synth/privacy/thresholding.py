@@ -73,7 +73,11 @@ def release_keys(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, 
 
     ``counts`` are the exact counts (≥ 1) of the keys present, one key per row. Charged as
     δ-approximately ρ-zCDP before any noise is drawn (even with no keys: the cost is fixed).
-    Returns ``(kept mask, noisy counts)``; only the kept keys and their noisy counts may be used."""
+    Returns ``(kept mask, noisy counts)``; only the kept keys and their noisy counts may be used.
+    Row-level only: one unit of K rows can hold K keys, which this δ does not cover."""
+    if not privacy_filter.unit.is_row:
+        raise InternalError(f"thresholded count {name!r}: the set-union bound holds for one row, not for "
+                            f"{privacy_filter.unit.relation}")
     privacy_filter.check(rho, f"thresholded count {name!r}")
     measurement, sigma, certified = calibrated_measurement(check_rho(rho, name), 1, integer=True)
     tau = threshold_for(sigma, delta)

@@ -21,8 +21,8 @@ Tags on a registered model would miss releases of the same table under other mod
 Delta table would need a cluster for every release and a second place to look.
 
 **Composition rule.** Every spark-synth fit is ρᵢ-zCDP with respect to adding or removing one
-row of its source table (the accountant works in zCDP; the (ε, δ) of a fit is a conversion of
-its ρ). Fits of the same table compose by adding ρ: ``ρ_total = Σ ρᵢ``, counting each fit once
+row of its source table — or one unit, under a privacy unit (see "Privacy units" below) — (the
+accountant works in zCDP; the (ε, δ) of a fit is a conversion of its ρ). Fits of the same table compose by adding ρ: ``ρ_total = Σ ρᵢ``, counting each fit once
 by its ``fit_id`` (the UUID in its privacy report and model metadata): charging a fit at fit time
 and registering it, or registering it twice, publishes the same DP output — no new spend. Entries
 without a fit id (older releases) count once per fit run. The total is shown as (ε, δ_L)-DP with
@@ -41,6 +41,23 @@ Approximate zCDP composes by adding ρ and δ: the total is δ_A-approximately �
 ``δ_A = Σ δ_approx`` (each pre-pass once), i.e. (ε(ρ_total, δ_L), δ_L + δ_A)-DP; the stated δ
 includes δ_A. A cap (ε_cap, δ_cap) then admits a charge when
 ``ρ_total ≤ rho_from_epsilon(ε_cap, δ_cap − δ_A)`` (none when δ_A ≥ δ_cap).
+
+**Privacy units.** Each entry records the relation it was charged under: one row (the default), or
+one unit of a column with at most K rows (``--privacy-unit C --max-rows-per-unit K``; the tags
+``spark_synth.privacy_unit`` and ``spark_synth.max_rows_per_unit``). The ledger keeps one total per
+relation its entries use (:func:`relation_totals`):
+
+* **row level** — every entry counts: a row-level entry at its ρ; a unit-level one at ρ when K ≥ 2
+  and 4ρ when K = 1 (removing a row changes the bounded table by at most two rows of one unit — a
+  kept row out, the next one in — which the noise calibrated for K rows covers when K ≥ 2);
+* **unit of C** — entries of unit C at their ρ (whatever their K: each hides one unit of C). A
+  row-level entry (a schema pre-pass included) or one of another unit has no bounded cost per unit
+  of C — no bound was enforced, and a unit with m rows would multiply it by m² — so the total is
+  unbounded (ε = ∞) and says how many such entries there are: the ledger does not compose unknowns.
+
+A cap holds for every relation: a charge is admitted only when, after it, each relation's total is
+within the cap — so under a cap a unit-level charge is refused on a table with row-level spends (and
+the other way round), and the refusal says why.
 
 **Concurrency.** A charge is recorded first (a RUNNING ledger run) and verified second: the sum
 includes every RUNNING and FINISHED entry, so two charges racing for the last of a budget both
@@ -80,6 +97,9 @@ FIT_RUN_TAG = "spark_synth.fit_run_id"
 CAP_EPSILON_TAG = "spark_synth.budget_cap_epsilon"
 CAP_DELTA_TAG = "spark_synth.budget_cap_delta"
 COUNTED = ("RUNNING", "SCHEDULED", "FINISHED")
+#: The privacy unit an entry was charged under ('' row level) and its row bound K.
+UNIT_TAG = "spark_synth.privacy_unit"
+UNIT_ROWS_TAG = "spark_synth.max_rows_per_unit"
 #: Tag of a bound charge whose caller failed or was interrupted after binding (it still counts).
 INTERRUPTED_TAG = "spark_synth.interrupted"
 
@@ -106,6 +126,8 @@ class LedgerEntry:
     fit_id: str = ""
     kind: str = RELEASE
     delta_approx: float = 0.0  # δ of approximate-zCDP parts (a schema pre-pass's thresholds), added to the stated δ
+    unit: str = ""  # the privacy unit's column; "" for row level
+    rows_per_unit: int = 1  # its row bound K
 
     @property
     def fit_key(self) -> str:
@@ -142,6 +164,43 @@ def compose(entries: list[LedgerEntry], delta: float | None) -> dict:
     releases = sum(1 for e in entries if e.kind == RELEASE)
     return {"rho": rho, "epsilon": epsilon, "delta": delta, "delta_approx": delta_approx, "releases": releases,
             "fits": sum(1 for e in {e.fit_key: e for e in entries}.values() if e.kind != SCHEMA)}
+
+
+def costs_under(entries: list[LedgerEntry], unit: str) -> tuple[list[LedgerEntry], int]:
+    """The entries at their cost under relation ``unit`` ('' for rows; see "Privacy units" above),
+    and how many have no bounded cost under it (left out of the list)."""
+    from dataclasses import replace
+
+    if not unit:
+        return [e if not e.unit or e.rows_per_unit >= 2 else replace(e, rho=4.0 * e.rho) for e in entries], 0
+    known = [e for e in entries if e.unit == unit]
+    return known, len({e.fit_key for e in entries if e.unit != unit})
+
+
+def relation_totals(entries: list[LedgerEntry], delta: float | None, also: str = "") -> dict[str, dict]:
+    """:func:`compose` per relation the entries use (rows always; ``also`` too), keyed by the unit's
+    column ('' for rows); a total with entries of unbounded cost has ``epsilon`` ∞ and says how many."""
+    out = {}
+    for unit in dict.fromkeys(["", also, *(e.unit for e in entries)]):
+        known, unbounded = costs_under(entries, unit)
+        total = compose(known, delta)
+        total["privacy_unit"] = unit or None
+        if unbounded:
+            total.update(epsilon=math.inf, unbounded_entries=unbounded)
+        out[unit] = total
+    return out
+
+
+def _over_cap(totals: dict[str, dict], cap: tuple[float, float]) -> str | None:
+    """Why ``totals`` break ``cap`` (the first relation that does), or None."""
+    for unit, total in totals.items():
+        what = f"per unit of `{unit}`" if unit else "per row"
+        if total.get("unbounded_entries"):
+            return (f"{what}, {total['unbounded_entries']} entr(ies) charged under another privacy unit have no bounded cost "
+                    f"(a unit with m rows multiplies a row-level rho by m^2), so the spend {what} is unbounded")
+        if total["rho"] > rho_cap(cap, total["delta_approx"]):
+            return f"{what}, the cumulative spend would be epsilon={total['epsilon']:.6g} (rho={total['rho']:.6g})"
+    return None
 
 
 def rho_cap(cap: tuple[float, float], delta_approx: float) -> float:
@@ -230,9 +289,12 @@ class BudgetLedger:
         """What the table has spent (and may still spend) — what ``spark-synth budget`` prints."""
         cap = self.cap()
         entries = self.entries()
-        total = compose(entries, cap[1] if cap else None)
+        totals = relation_totals(entries, cap[1] if cap else None)
+        total = totals[""]
         out = {"source_table": self.source, "ledger_experiment": self.experiment_name, "store": store_location(),
                "cumulative": total, "cap": None, "releases": [e.to_dict() for e in entries]}
+        if len(totals) > 1:  # unit-level entries: the total per unit of each column, beside the row-level one
+            out["cumulative_per_unit"] = {unit: t for unit, t in totals.items() if unit}
         if cap:
             most = rho_cap(cap, total["delta_approx"])
             out["cap"] = {"epsilon": cap[0], "delta": cap[1], "rho": max(most, 0.0), "rho_left": max(0.0, most - total["rho"])}
@@ -247,21 +309,20 @@ class BudgetLedger:
         client.set_experiment_tag(experiment.experiment_id, CAP_EPSILON_TAG, repr(epsilon))
         client.set_experiment_tag(experiment.experiment_id, CAP_DELTA_TAG, repr(delta))
 
-    def check_room(self, rho: float, what: str, delta_approx: float = 0.0) -> None:
-        """Refuse early (recording nothing) when ``rho`` (and ``delta_approx``) more would pass the cap;
-        :meth:`reserve` decides."""
+    def check_room(self, rho: float, what: str, delta_approx: float = 0.0, unit: str = "", rows_per_unit: int = 1) -> None:
+        """Refuse early (recording nothing) when ``rho`` (and ``delta_approx``) more, charged under
+        privacy unit ``unit`` ('' rows), would pass the cap; :meth:`reserve` decides."""
         cap = self.cap()
         if cap is None:
             return
         entries = self.entries()
-        before = compose(entries, cap[1])
-        after = math.fsum([before["rho"], rho])
-        approx = math.fsum([before["delta_approx"], delta_approx])
-        if after > rho_cap(cap, approx):
-            conversion = cap[1] - approx
-            total = {"rho": after, "epsilon": epsilon_from_rho(after, conversion) if conversion > 0 else math.inf,
-                     "delta": cap[1]}
-            raise BudgetExhausted(self._refusal(what, rho, total, before, cap, "nothing was measured or written"))
+        planned = LedgerEntry("", "", rho, 0.0, cap[1], "", None, "RUNNING", 0, "planned charge", FIT, float(delta_approx),
+                              unit, rows_per_unit)
+        after = relation_totals([*entries, planned], cap[1], unit)
+        reason = _over_cap(after, cap)
+        if reason is not None:
+            before = relation_totals(entries, cap[1], unit)[unit]
+            raise BudgetExhausted(self._refusal(what, rho, after[unit], before, cap, "nothing was measured or written", reason))
 
     def holds(self, fit_id: str) -> bool:
         """Whether a counted entry (finished or in progress) already holds fit or pre-pass ``fit_id``."""
@@ -275,15 +336,16 @@ class BudgetLedger:
             return False
         client = self._client()
         mine = self._record(client, LedgerEntry("", fit_run_id, prepass.rho, prepass.epsilon, prepass.delta_conversion, "",
-                                                None, "RUNNING", 0, prepass.id, SCHEMA, float(prepass.delta_approx)))
+                                                None, "RUNNING", 0, prepass.id, SCHEMA, float(prepass.delta_approx)))  # row level
         client.set_terminated(mine.run_id, "FINISHED")
         return True
 
     @contextmanager
     def reserve(self, *, fit_run_id: str, rho: float, epsilon: float, delta: float, model: str = "",
-                fit_id: str = "", kind: str = RELEASE, delta_approx: float = 0.0):
-        """Record a charge of fit ``fit_id``, verify it fits under the cap, and yield it as a
-        :class:`Charge` (record-then-verify; see "A reservation becomes a charge" above).
+                fit_id: str = "", kind: str = RELEASE, delta_approx: float = 0.0, unit: str = "", rows_per_unit: int = 1):
+        """Record a charge of fit ``fit_id`` (under privacy unit ``unit`` of ``rows_per_unit`` rows; ''
+        for rows), verify it fits under the cap, and yield it as a :class:`Charge` (record-then-verify;
+        see "A reservation becomes a charge" above).
 
         Raises :class:`~spark_synth.errors.BudgetExhausted` (entry ended FAILED) when the table's
         cumulative ρ would pass its cap. If the body raises before ``charge.bind()``, the entry ends
@@ -294,7 +356,7 @@ class BudgetLedger:
             raise ParameterError("ledger entry kind", f"one of {list(ENTRY_KINDS)}", kind)
         client = self._client()
         mine = self._record(client, LedgerEntry("", fit_run_id, rho, epsilon, delta, model, None, "RUNNING", 0,
-                                                fit_id, kind, float(delta_approx)))
+                                                fit_id, kind, float(delta_approx), unit, int(rows_per_unit)))
         charge = None
         try:
             total, cap = self._verify(mine)
@@ -317,7 +379,8 @@ class BudgetLedger:
         label = {RELEASE: f"release {entry.model}", SCHEMA: f"schema pre-pass {entry.fit_id}"}.get(
             entry.kind, f"fit {entry.fit_id or entry.fit_run_id}")
         tags = {ENTRY_TAG: entry.kind, FIT_RUN_TAG: entry.fit_run_id, FIT_ID_TAG: entry.fit_id,
-                "spark_synth.model": entry.model, SOURCE_TAG: self.source}
+                "spark_synth.model": entry.model, SOURCE_TAG: self.source, UNIT_TAG: entry.unit,
+                UNIT_ROWS_TAG: str(entry.rows_per_unit)}
         run = client.create_run(experiment.experiment_id, run_name=label, tags=tags)
         try:
             from mlflow.entities import Metric
@@ -330,7 +393,8 @@ class BudgetLedger:
             client.set_terminated(run.info.run_id, "FAILED")
             raise
         return LedgerEntry(run.info.run_id, entry.fit_run_id, entry.rho, entry.epsilon, entry.delta, entry.model,
-                           None, "RUNNING", run.info.start_time, entry.fit_id, entry.kind, entry.delta_approx)
+                           None, "RUNNING", run.info.start_time, entry.fit_id, entry.kind, entry.delta_approx,
+                           entry.unit, entry.rows_per_unit)
 
     def _verify(self, mine: LedgerEntry) -> tuple[dict, tuple[float, float] | None]:
         """The cumulative spend with ``mine`` counted; refuses it past the cap unless its fit is already held."""
@@ -338,25 +402,31 @@ class BudgetLedger:
         entries = self.entries()
         if all(e.run_id != mine.run_id for e in entries):  # a store that does not list it yet: count it anyway
             entries.append(mine)
-        total = compose(entries, cap[1] if cap else None)
+        totals = relation_totals(entries, cap[1] if cap else None, mine.unit)
+        total = totals[mine.unit]
         others = [e for e in entries if e.run_id != mine.run_id]
         held = any(e.fit_key == mine.fit_key and e.status == "FINISHED" for e in others)
-        if cap is not None and total["rho"] > rho_cap(cap, total["delta_approx"]) and not held:
+        reason = None if cap is None or held else _over_cap(totals, cap)
+        if reason is not None:
             self._client().set_tag(mine.run_id, "spark_synth.refused", "budget cap")
-            before = compose(others, total["delta"])
+            before = relation_totals(others, total["delta"], mine.unit)[mine.unit]
             what = (f"releasing fit {mine.fit_id or '(no fit id)'} of run {mine.fit_run_id}" if mine.kind == RELEASE
                     else f"charging schema pre-pass {mine.fit_id}" if mine.kind == SCHEMA
                     else f"charging fit {mine.fit_id} of run {mine.fit_run_id}")
             outcome = "nothing was registered" if mine.kind == RELEASE else "nothing was written"
-            raise BudgetExhausted(self._refusal(what, mine.rho, total, before, cap, outcome))
+            raise BudgetExhausted(self._refusal(what, mine.rho, total, before, cap, outcome, reason))
         return total, cap
 
-    def _refusal(self, what: str, rho: float, total: dict, before: dict, cap: tuple[float, float], outcome: str) -> str:
-        return (f"source table '{self.source}' budget cap exceeded: {what} (rho={rho:.6g}) would bring its cumulative "
-                f"spend to epsilon={total['epsilon']:.6g} (rho={total['rho']:.6g}) at delta={total['delta']:g}, over the "
-                f"cap epsilon={cap[0]:g} at delta={cap[1]:g} (already spent epsilon={before['epsilon']:.6g} over "
-                f"{before['fits']} fit(s)); {outcome} — raise the cap with --budget-cap (spark-synth budget "
-                f"--source-table {self.source} --budget-cap E --cap-delta D) or spend nothing more on this table")
+    def _refusal(self, what: str, rho: float, total: dict, before: dict, cap: tuple[float, float], outcome: str,
+                 reason: str) -> str:
+        unbounded = any(total.get("unbounded_entries") for total in (total, before)) or "unbounded" in reason
+        fix = ("charge this table's fits under one privacy unit, or keep separate ledgers (--dataset-id) for releases "
+               "whose guarantees you do not compose" if unbounded else
+               f"raise the cap with --budget-cap (spark-synth budget --source-table {self.source} --budget-cap E "
+               "--cap-delta D) or spend nothing more on this table")
+        return (f"source table '{self.source}' budget cap exceeded: {what} (rho={rho:.6g}) would break the cap "
+                f"epsilon={cap[0]:g} at delta={cap[1]:g}: {reason} (already spent epsilon={before['epsilon']:.6g} over "
+                f"{before['fits']} fit(s) under this charge's privacy unit); {outcome} — {fix}")
 
 
 _CHARGE_METRICS = {"rho", "epsilon", "delta"}
@@ -366,7 +436,7 @@ def _entry(run) -> LedgerEntry:
     m, t = run.data.metrics, run.data.tags
     return LedgerEntry(run.info.run_id, t.get(FIT_RUN_TAG, ""), m["rho"], m["epsilon"], m["delta"], t.get("spark_synth.model", ""),
                        t.get("spark_synth.model_version"), run.info.status, run.info.start_time, t.get(FIT_ID_TAG, ""),
-                       t[ENTRY_TAG], float(m.get("delta_approx", 0.0)))
+                       t[ENTRY_TAG], float(m.get("delta_approx", 0.0)), t.get(UNIT_TAG, ""), int(t.get(UNIT_ROWS_TAG) or 1))
 
 
 class Charge:
@@ -393,7 +463,8 @@ class Charge:
 
         stamp = int(time.time() * 1000)  # step 1: read as the entry's latest value, in one batch
         self.client.log_batch(self.run_id, metrics=[Metric("rho", float(rho), stamp, 1), Metric("epsilon", float(epsilon), stamp, 1)])
-        self.cumulative = compose(self.ledger.entries(), self.cap[1] if self.cap else None)
+        self.cumulative = relation_totals(self.ledger.entries(), self.cap[1] if self.cap else None,
+                                          self.entry.unit)[self.entry.unit]
 
     def confirm(self, version: str) -> None:
         self.client.set_tag(self.run_id, "spark_synth.model_version", str(version))

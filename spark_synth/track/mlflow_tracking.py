@@ -200,10 +200,14 @@ def check_one_fit_per_run(fit_id: str) -> None:
 
 
 def dp_tags(report: PrivacyReport) -> dict[str, str]:
-    """Whether a fit is covered by the DP guarantee (and, when not, which opt-ins it used), as tags."""
+    """Whether a fit is covered by the DP guarantee (and, when not, which opt-ins it used), and its
+    privacy unit when it has one, as tags."""
     tags = {DP_TAG: "true" if report.dp_guarantee else "false"}
     if report.not_covered:
         tags[NOT_COVERED_TAG] = "; ".join(entry.name for entry in report.not_covered)
+    if not report.privacy_unit.is_row:  # the relation is a tag too; these two are for filtering runs
+        tags["spark_synth.privacy_unit"] = report.privacy_unit.column
+        tags["spark_synth.max_rows_per_unit"] = str(report.privacy_unit.max_rows)
     return tags
 
 

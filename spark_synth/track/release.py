@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import ParameterError, UserInputError
 from ..privacy import MEASUREMENT, NEIGHBOURING_RELATION, NOT_COVERED, SELECTION, PrivacyReport, epsilon_from_rho
+from ..privacy.unit import PrivacyUnit
 from .ledger import RELEASE, BudgetLedger
 from .mlflow_tracking import EVALUATED_RUN_TAG, EVALUATION_TAG, NOT_PRIVATE, dp_tags
 from .pyfunc import TAG_MODEL_URI, TAG_SOURCE
@@ -66,8 +67,13 @@ def check_privacy_report(report: object, where: str = "the run") -> PrivacyRepor
                              "or spark_synth.track.log_synthesizer can be released")
     problems = [f"missing '{k}'" for k in ("neighbouring_relation", *_REPORT_NUMBERS, "releases") if k not in report]
     if not problems:
-        if report["neighbouring_relation"] != NEIGHBOURING_RELATION:
-            problems.append(f"neighbouring_relation is {report['neighbouring_relation']!r}, not {NEIGHBOURING_RELATION!r}")
+        try:
+            relation = PrivacyUnit.from_dict(report.get("privacy_unit")).relation
+        except (ValueError, UserInputError) as exc:
+            problems.append(f"privacy_unit is malformed ({exc})")
+            relation = NEIGHBOURING_RELATION
+        if report["neighbouring_relation"] != relation:
+            problems.append(f"neighbouring_relation is {report['neighbouring_relation']!r}, not {relation!r}")
         for key in _REPORT_NUMBERS:
             if not _number(report[key]):
                 problems.append(f"'{key}' is not a finite number")
@@ -190,7 +196,8 @@ def release(run_id: str, name: str, *, source: str | None = None, budget_cap: fl
     if prepass is not None:  # spent when the schema was drafted: in this ledger once, whoever records it
         ledger.record_prepass(prepass, run_id)
     with ledger.reserve(fit_run_id=run_id, fit_id=report.fit_id, rho=report.rho_spent, epsilon=report.epsilon_spent,
-                        delta=report.delta, model=name, kind=RELEASE) as reservation:
+                        delta=report.delta, model=name, kind=RELEASE, unit=report.privacy_unit.ledger_key,
+                        rows_per_unit=report.privacy_unit.max_rows) as reservation:
         total, cap = reservation.cumulative, reservation.cap
         tags = {
             "spark_synth.source_table": ledger.source,

@@ -23,8 +23,9 @@ _WARNED: set[str] = set()
 
 
 @contextmanager
-def fit_charge(dataset_id: str, *, fit_id: str, rho: float, epsilon: float, delta: float, prepass=None):
-    """Reserve fit ``fit_id`` in the ledger of ``dataset_id`` (see the module docstring); yields the
+def fit_charge(dataset_id: str, *, fit_id: str, rho: float, epsilon: float, delta: float, prepass=None, unit=None):
+    """Reserve fit ``fit_id`` in the ledger of ``dataset_id`` (see the module docstring), under privacy
+    unit ``unit`` (a :class:`~spark_synth.privacy.unit.PrivacyUnit`; None: one row); yields the
     :class:`~spark_synth.track.ledger.Charge`. The store is the active MLflow run's, else spark-synth's."""
     import mlflow
 
@@ -37,16 +38,20 @@ def fit_charge(dataset_id: str, *, fit_id: str, rho: float, epsilon: float, delt
     ledger = BudgetLedger(dataset_id)
     if prepass is not None:
         ledger.record_prepass(prepass, fit_run_id)
-    with ledger.reserve(kind=FIT, fit_id=fit_id, fit_run_id=fit_run_id, rho=rho, epsilon=epsilon, delta=delta) as charge:
+    with ledger.reserve(kind=FIT, fit_id=fit_id, fit_run_id=fit_run_id, rho=rho, epsilon=epsilon, delta=delta,
+                        unit=unit.ledger_key if unit is not None else "",
+                        rows_per_unit=unit.max_rows if unit is not None else 1) as charge:
         yield charge
 
 
 def charged(charge: Charge) -> dict:
-    """Where a fit was charged and the table's total after it (the ``ledger`` of the CLI's JSON line)."""
+    """Where a fit was charged and the table's total after it, under the fit's privacy unit (the
+    ``ledger`` of the CLI's JSON line)."""
     total = charge.cumulative
     return {"dataset_id": charge.ledger.source, "ledger_experiment": charge.ledger.experiment_name,
             "store": store_location(), "cumulative_rho": total["rho"], "cumulative_epsilon": total["epsilon"],
-            "cumulative_delta": total["delta"]}
+            "cumulative_delta": total["delta"], **({"privacy_unit": charge.entry.unit} if charge.entry.unit else {}),
+            **({"unbounded_entries": total["unbounded_entries"]} if total.get("unbounded_entries") else {})}
 
 
 def warn_unrecorded(df, epsilon: float, rho: float, delta: float) -> None:

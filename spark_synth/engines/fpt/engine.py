@@ -135,7 +135,9 @@ class FptEngine(Engine):
         if pair_scopes:  # the target pairs first, with their own share, split the same way
             paired = oracle.measure_many(list(zip(target_pairs, split_rho(
                 o.target_share * rho, first_shares([cells(schema, scope) for scope in pair_scopes])))))
-        one_way_share = _one_way_share(o, first_cells, estimate_total(paired) if paired and not levels else None, rho)
+        # a unit of K rows: σ K times a row's, so the rule plans on K-row units (total / K of them)
+        one_way_share = _one_way_share(o, first_cells, estimate_total(paired) / oracle.rows_per_unit if paired and not levels
+                                       else None, rho)
         released = oracle.measure_many(list(zip(first, split_rho(one_way_share * rho, first_shares(first_cells))))) + paired
         total = estimate_total(released)  # every histogram of the first pass (levels, target pairs too) estimates N
         released, paired = released[: len(released) - len(pair_scopes)], released[len(released) - len(pair_scopes):]
@@ -180,7 +182,7 @@ class FptEngine(Engine):
             if oracle.rho_remaining < 2 * rho_round:
                 rho_round = oracle.rho_remaining  # the last round spends what is left
             select_rho, measure_rho = split_rho(rho_round, [o.select_share, 1.0 - o.select_share])
-            sigma = 1.0 / math.sqrt(2.0 * measure_rho)
+            sigma = oracle.rows_per_unit / math.sqrt(2.0 * measure_rho)  # a count's noise (K rows per unit)
             scopes = list(dict.fromkeys(ob.scope for ob in observations))
             # the cap grows with the budget spent (as in AIM), up to max_model_cells: public, and not
             # growing with n, so past the rows where the noise stops limiting the model the fit's size is flat

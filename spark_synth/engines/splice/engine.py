@@ -231,8 +231,9 @@ class SpliceEngine(Engine):
         first, second = stage_budgets(split_rho(rho_marginals, [1.0] * len(schema)), o.one_way_fine_share)
         stage_one = measure_stage_one(schema, oracle, first)
         rows = estimate_total(stage_one)  # DP
-        rho_moments, rho_pairs = self.moment_and_pair_rho(plain, rho_rest, rho_pairs, rows)
-        if rows < o.min_moment_snr * gaussian_sigma(plain.l2_sensitivity, rho_moments):
+        k = oracle.rows_per_unit  # noise is k × a query's one-row sensitivity under a privacy unit
+        rho_moments, rho_pairs = self.moment_and_pair_rho(plain, rho_rest, rho_pairs, rows, k)
+        if rows < o.min_moment_snr * gaussian_sigma(k * plain.l2_sensitivity, rho_moments):
             _log.info("splice: too few rows (DP estimate) for the moments to rise above their noise; "
                       "the rest of the budget goes to the 1-way histograms")
             rest = split_rho(oracle.rho_remaining, [1.0] * len(schema))
@@ -240,7 +241,7 @@ class SpliceEngine(Engine):
         released = [*stage_one, *measure_stage_two(schema, oracle, stage_one, second, o)]
         moments = self.moment_query(schema, released) if adaptive else plain
         # a pair cell's noise at the planned rounds (at least the rounds run: σ no smaller than theirs)
-        cell_sigma = gaussian_sigma(1.0, pair_round_rho(rho_pairs, self.pair_rounds(schema))[1]) if rho_pairs > 0 else None
+        cell_sigma = gaussian_sigma(k, pair_round_rho(rho_pairs, self.pair_rounds(schema))[1]) if rho_pairs > 0 else None
         candidates = self.pair_candidates(schema, released, cell_sigma) if rho_pairs > 0 else []
         if not candidates:  # no pair to measure: the moments take the pairs' share too
             rho_moments, rho_pairs = oracle.rho_remaining, 0.0
@@ -284,7 +285,7 @@ class SpliceEngine(Engine):
         queries = list(candidates)
         answers = model_tables(first, queries, schema, first.estimated_rows, np.random.default_rng(o.fit_seed))
         select_rho, measure_rho = pair_round_rho(rho, rounds)
-        expected_noise = [math.sqrt(2 / math.pi) * gaussian_sigma(1.0, measure_rho) * a.size for a in answers]
+        expected_noise = [math.sqrt(2 / math.pi) * gaussian_sigma(oracle.rows_per_unit, measure_rho) * a.size for a in answers]
         chosen = []
         for _ in range(rounds):
             i = queries.index(oracle.select(queries, "weighted_l1", answers, select_rho, offsets=expected_noise))
@@ -302,14 +303,15 @@ class SpliceEngine(Engine):
             return float(o.pair_share)
         return 0.0 if o.marginal_share == 0 else PAIR_SHARE
 
-    def moment_and_pair_rho(self, moments: MomentQuery, rho_rest: float, rho_pairs: float, rows: float) -> tuple[float, float]:
+    def moment_and_pair_rho(self, moments: MomentQuery, rho_rest: float, rho_pairs: float, rows: float,
+                            rows_per_unit: int = 1) -> tuple[float, float]:
         """(ρ of the moments, ρ of the pairs) out of ``rho_rest``. With ``pair_share`` null the pairs give
         the moments back what keeps the DP row count ``rows`` (a release: post-processing) at
         ``MOMENT_SNR_KEEP`` × ``min_moment_snr`` times the moment sums' noise σ, where the planned
         split would leave them less (few rows: mushroom's 6,500 keep 0.18 of ρ instead of 0.05)."""
         o = self.options
         if o.pair_share is None and rho_pairs > 0 and rows > 0:
-            need = 0.5 * (MOMENT_SNR_KEEP * o.min_moment_snr * moments.l2_sensitivity / rows) ** 2  # σ = Δ/√(2ρ)
+            need = 0.5 * (MOMENT_SNR_KEEP * o.min_moment_snr * rows_per_unit * moments.l2_sensitivity / rows) ** 2  # σ = Δ/√(2ρ)
             rho_pairs = max(0.0, min(rho_pairs, rho_rest - need))
         return rho_rest - rho_pairs, rho_pairs
 
