@@ -61,9 +61,12 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             from .evaluate import train_holdout_split
             from .io import read_input
 
-            train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"])
+            train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"],
+                                                 unit=config.privacy_unit)  # by person under a privacy unit
             _fit(synth, train, schema, tracker.dataset, choice)
             params["fit_on"] = "train part (evaluate)"
+            if config.privacy_unit is not None and config.privacy_unit not in schema.names:  # compared on the schema's columns
+                train, holdout = train.drop(config.privacy_unit), holdout.drop(config.privacy_unit)
         synth.mlflow_run_id_ = tracker.run_id  # recorded on the output (None without MLflow)
         # the fit is charged already (and stays charged): logging and writing cannot undo it
         warnings = synth.check_columns()  # an output that would hide a failure is refused before anything is logged

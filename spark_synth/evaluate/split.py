@@ -39,17 +39,20 @@ def row_hash(df, seed: int, salt: str = ""):
     return F.xxhash64(F.lit(f"{salt}:{seed}"), *values)
 
 
-def train_holdout_split(df, holdout_fraction: float = 0.2, seed: int = 0):
+def train_holdout_split(df, holdout_fraction: float = 0.2, seed: int = 0, unit: str | None = None):
     """Split a Spark DataFrame into ``(train, holdout)`` deterministically (see module docstring).
 
     About ``holdout_fraction`` of the rows go to the hold-out part (exactly that share in
-    expectation; duplicates move together).
+    expectation; duplicates move together). With ``unit`` (a privacy unit's column) the split is
+    by unit: all of a person's rows land on one side, keyed on the unit's value, so the hold-out
+    holds people the synthesizer never saw.
     """
     from pyspark.sql import functions as F
 
     fraction = check_fraction(holdout_fraction)
     seed = check_seed(seed)
-    u = F.pmod(row_hash(df, seed, "split"), F.lit(_BUCKETS)) / F.lit(float(_BUCKETS))
+    keyed = df if unit is None else df.select(F.col(f"`{unit}`"))
+    u = F.pmod(row_hash(keyed, seed, "split"), F.lit(_BUCKETS)) / F.lit(float(_BUCKETS))
     flagged = df.withColumn("__holdout", u < F.lit(fraction))
     train = flagged.filter(~F.col("__holdout")).drop("__holdout")
     holdout = flagged.filter(F.col("__holdout")).drop("__holdout")

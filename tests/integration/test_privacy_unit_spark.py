@@ -134,3 +134,19 @@ def test_run_under_a_unit_states_the_relation_everywhere(spark, spark_home, unit
     per_unit = budget["cumulative_per_unit"]["customer_id"]
     assert per_unit["epsilon"] == float("inf") and per_unit["unbounded_entries"] == 1
     assert budget["cumulative"]["rho"] == pytest.approx(2 * line["rho_spent"])
+
+
+def test_evaluate_under_a_unit_splits_by_person(spark, unit_table, tmp_path, capsys):
+    from spark_synth.evaluate import train_holdout_split
+
+    data, schema_path, frame = unit_table
+    train, holdout = train_holdout_split(spark.createDataFrame(frame), 0.3, 0, unit="customer_id")
+    seen, unseen = set(train.toPandas().customer_id), set(holdout.toPandas().customer_id)
+    assert seen and unseen and not seen & unseen and len(seen | unseen) == frame.customer_id.nunique()
+    out = tmp_path / "evaluated"
+    code = main(["run", "--input", data, "--schema", schema_path, "--engine", "independent", "--epsilon", "1", "--delta",
+                 "1e-9", "--rows", "200", "--output", str(out), "--privacy-unit", "customer_id", "--max-rows-per-unit", "5",
+                 "--no-mlflow", "--evaluate"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["evaluation"]["metrics"]
