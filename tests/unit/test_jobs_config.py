@@ -75,6 +75,17 @@ def test_engine_defaults_name_registered_engines_and_valid_options(path, tmp_pat
     assert run["epsilon"] == defaults["epsilon"] and run["engine_options"] == defaults["engine_options"]
 
 
+@pytest.mark.parametrize("path", sorted((REPO / "spark_synth" / "conf" / "engines").glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_engine_defaults_repeat_the_engines_own_defaults(path):
+    """The jobs read these files, the CLI and the API do not: an option here that differs from the
+    engine's config dataclass would make `jobs/run.py` fit a different model than `spark-synth run`."""
+    from spark_synth.engines import get_engine
+
+    options = read_yaml_config(path, ("epsilon", "delta", "out_of_domain", "engine_options", "description")).get("engine_options") or {}
+    own = get_engine(path.stem).config()
+    assert {k: v for k, v in options.items() if own.get(k) != v} == {}
+
+
 def test_engine_options_merge_key_by_key_over_the_engine_defaults(tmp_path):
     """A run config that sets one option keeps every other default; the command line wins last."""
     defaults = read_yaml_config(REPO / "spark_synth" / "conf" / "engines" / "splice.yaml", ("epsilon", "delta", "out_of_domain", "engine_options",
