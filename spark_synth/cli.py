@@ -266,6 +266,11 @@ them with --dp-types EPSILON (integer, continuous, 0/1, ISO date, true/false or 
                       help="delta of the pre-pass (default 1e-9): half for the rho conversion, half for thresholding")
     init.add_argument("--dataset-id", default=None, metavar="ID",
                       help="the budget ledger the pre-pass is charged to when MLflow is on (default: the input)")
+    init.add_argument("--privacy-unit", default=None, metavar="COLUMN",
+                      help="the column that identifies a person: left out of the schema; with a DP pre-pass it runs "
+                           "per person (needs --max-rows-per-unit), so `run --privacy-unit COLUMN` may use the schema")
+    init.add_argument("--max-rows-per-unit", default=None, type=whole_number, metavar="K",
+                      help="with --privacy-unit and a DP pre-pass: the most rows of one unit it reads (public)")
     init.add_argument("--overwrite", action="store_true", help="replace an existing schema file")
     common_env_args(init)
 
@@ -446,7 +451,8 @@ def _dispatch(args: argparse.Namespace) -> dict:
         return init_schema(input=args.input, output=args.output, columns=_names(args.columns),
                            exclude=_names(args.exclude), dp_epsilon=args.dp_bounds, dp_delta=args.dp_delta,
                            overwrite=args.overwrite, mlflow=args.mlflow, dataset_id=args.dataset_id,
-                           spark_profile=args.spark_profile, types=args.types, dp_types=args.dp_types)
+                           spark_profile=args.spark_profile, types=args.types, dp_types=args.dp_types,
+                           privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit)
     if args.command == "fit":
         from .commands import fit_and_save
 

@@ -143,12 +143,15 @@ class Synthesizer:
         if unit.column not in df.columns:
             raise UserInputError(f"privacy unit column '{unit.column}' (--privacy-unit) is not in the data; its columns are "
                                  f"{list(df.columns)}: name the column that identifies a person")
-        if schema.prepass is not None:
+        drafted = schema.prepass.unit_column if schema.prepass is not None else unit.column
+        if drafted != unit.column:
+            at = "row level" if drafted is None else f"units of '{drafted}'"
             raise UserInputError(
-                f"schema '{schema.name}' was drafted with DP at row level (schema init --dp-bounds/--dp-types); under "
+                f"schema '{schema.name}' was drafted with DP at {at} (schema init --dp-bounds/--dp-types); under "
                 f"--privacy-unit {unit.column} that pre-pass's cost per unit is not bounded, so the fit's guarantee would "
-                "not hold: declare the bounds and categories from public knowledge (remove dp_prepass from the schema "
-                "file) or fit without a privacy unit")
+                f"not hold: draft it again with `schema init ... --privacy-unit {unit.column} --max-rows-per-unit K`, "
+                "declare the bounds and categories from public knowledge (remove dp_prepass from the schema file), or "
+                "fit without a privacy unit")
         modelled = unit.column in schema.names
         check_structure(df if modelled else df.drop(unit.column), schema)
         if modelled:

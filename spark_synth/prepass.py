@@ -62,6 +62,7 @@ from .privacy import PrivacyBudget, PrivacyFilter, epsilon_from_rho, split_rho
 from .privacy.mechanisms import release_counts, select_index
 from .privacy.noise import calibrated_measurement
 from .privacy.thresholding import release_keys, threshold_for
+from .privacy.unit import ROW, PrivacyUnit
 from .schema.columns import ColumnType, temporal_text
 from .schema.cost import PrepassCost
 from .schema.draft import BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TEMPORAL, UNDECLARED, DeclaredColumn
@@ -152,6 +153,7 @@ class Plan:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     skipped: tuple[str, ...] = ()  # boolean columns: nothing to estimate
     types_only: bool = False  # --dp-types: the kind counts of the text columns, nothing else
+    unit: PrivacyUnit = ROW  # --privacy-unit: the rows read are bounded to K per unit, the noise is K times a row's
 
     @property
     def flag(self) -> str:
@@ -161,7 +163,8 @@ class Plan:
     def cost(self) -> PrepassCost:
         """The planned (worst-case) cost; the run's certified ρ is at most this."""
         return PrepassCost(id=self.id, rho=self.budget.rho, delta_approx=self.delta_approx,
-                           epsilon=self.budget.epsilon, delta_conversion=self.budget.delta)
+                           epsilon=self.budget.epsilon, delta_conversion=self.budget.delta,
+                           unit_column=self.unit.column, unit_max_rows=self.unit.max_rows)
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,8 @@ class PrepassResult:
     warnings: dict[str, list[str]] = field(default_factory=dict)  # bounds to check by hand, by column
 
 
-def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float, *, types_only: bool = False) -> Plan:
+def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float, *, types_only: bool = False,
+                 unit: PrivacyUnit = ROW) -> Plan:
     """Allocate (ε, δ) over ``columns`` (see the module docstring): ρ equally over every column but
     the boolean ones, which are skipped (nothing spent: a boolean column needs no DP output).
 
@@ -190,7 +194,7 @@ def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float, *,
         budget = PrivacyBudget(epsilon, delta)
         rhos = split_rho(budget.rho, [1.0] * len(text))
         return Plan(budget=budget, columns=tuple(ColumnPlan(c, r, 0.0) for c, r in zip(text, rhos)), delta_approx=0.0,
-                    types_only=True)
+                    types_only=True, unit=unit)
     skipped = tuple(c.name for c in columns if c.kind in _SKIPPED)
     columns = [c for c in columns if c.kind not in _SKIPPED]
     if not columns:
@@ -204,7 +208,7 @@ def plan_prepass(columns: list[DeclaredColumn], epsilon: float, delta: float, *,
     while textual and math.fsum([delta_each] * len(textual)) + delta_conversion > delta:  # never round up
         delta_each = math.nextafter(delta_each, 0.0)
     plans = tuple(ColumnPlan(c, r, delta_each if c in textual else 0.0) for c, r in zip(columns, rhos))
-    return Plan(budget=budget, columns=plans, delta_approx=math.fsum(p.delta for p in plans), skipped=skipped)
+    return Plan(budget=budget, columns=plans, delta_approx=math.fsum(p.delta for p in plans), skipped=skipped, unit=unit)
 
 
 def profile_requests(plan: Plan) -> list[ProfileRequest]:
@@ -226,7 +230,7 @@ def profile_requests(plan: Plan) -> list[ProfileRequest]:
 def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
     """Run the planned mechanisms; ``exact_profiles(requests, grid)`` answers the exact pass
     (:func:`~spark_synth.measure.profile.profile_columns` over the table, or a frame in tests)."""
-    privacy_filter = PrivacyFilter(plan.budget, fit_id=plan.id)
+    privacy_filter = PrivacyFilter(plan.budget, fit_id=plan.id, unit=plan.unit)
     profiles = exact_profiles(profile_requests(plan), GRID)
     drafted, notes, warnings = {}, {}, {}
     for column_plan, profile in zip(plan.columns, profiles):
@@ -241,7 +245,8 @@ def run_prepass(exact_profiles, plan: Plan) -> PrepassResult:
     if report.rho_spent > plan.budget.rho or report.delta_approx > plan.delta_approx:
         raise InternalError("the schema pre-pass spent more than it planned")
     cost = PrepassCost(id=plan.id, rho=report.rho_spent, delta_approx=plan.delta_approx,
-                       epsilon=epsilon_from_rho(report.rho_spent, plan.budget.delta), delta_conversion=plan.budget.delta)
+                       epsilon=epsilon_from_rho(report.rho_spent, plan.budget.delta), delta_conversion=plan.budget.delta,
+                       unit_column=plan.unit.column, unit_max_rows=plan.unit.max_rows)
     return PrepassResult(columns=drafted, notes=notes, cost=cost, report=report, warnings=warnings)
 
 
@@ -450,8 +455,9 @@ class _RangeCounts:
 
 
 def _noisy_counts(privacy_filter: PrivacyFilter, counts, rho: float, *, name: str, description: str):
-    """:func:`release_counts` (ℓ2 sensitivity 1, charged), and the σ of its noise (the same calibration)."""
-    sigma = calibrated_measurement(rho, 1, integer=True)[1]
+    """:func:`release_counts` (ℓ2 sensitivity 1 per row, K per unit; charged), and the σ of its noise (the
+    same calibration)."""
+    sigma = calibrated_measurement(rho, privacy_filter.unit.max_rows, integer=True)[1]
     return release_counts(privacy_filter, np.asarray(counts, dtype=np.int64), rho, name=name,
                           description=description), sigma
 

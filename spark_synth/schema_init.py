@@ -21,7 +21,8 @@ _LOG = layer("schema")
 def init_schema(*, input: str, output: str, columns: list[str] | None = None, exclude: list[str] | None = None,
                 dp_epsilon: float | None = None, dp_delta: float | None = None, overwrite: bool = False,
                 mlflow: bool = True, dataset_id: str | None = None, spark_profile: str = "local", spark=None,
-                types: str | None = None, dp_types: float | None = None) -> dict:
+                types: str | None = None, dp_types: float | None = None, privacy_unit: str | None = None,
+                max_rows_per_unit: int | None = None) -> dict:
     """Draft a schema for ``input`` and write it to ``output`` (a .yaml file).
 
     Without ``dp_epsilon`` / ``dp_types`` only the declared names and types are read (no data row).
@@ -35,6 +36,9 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
     ``warnings`` (also comments in the file and warning records on stderr); a pre-pass's cost is
     recorded in the file and, with MLflow on, charged to the table's ledger: reserved before any row
     is read, a charge once noise is drawn (it then counts even if the file is never written).
+    ``privacy_unit`` (``--privacy-unit``) leaves that column out of the schema; with a DP pre-pass it
+    needs ``max_rows_per_unit`` and the pre-pass runs under the unit (at most K rows of each unit
+    read, noise for one unit of K rows), so fits under the same unit may use the drafted schema.
     """
     from .io import read_input
     from .session import get_spark
@@ -55,6 +59,7 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
         if dp_delta is not None and (isinstance(dp_delta, bool) or not isinstance(dp_delta, (int, float))
                                      or not 0 < dp_delta < 1):
             raise ParameterError("--dp-delta", "a number in the open interval (0, 1), e.g. 1e-9", dp_delta)
+    unit = _unit(privacy_unit, max_rows_per_unit, epsilon is not None)
     ddl = _ddl_text(types) if types is not None else None  # an @FILE is read before Spark starts
     spark = spark or get_spark(spark_profile)
     df = read_input(spark, input)
@@ -71,6 +76,10 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
             _LOG.info("schema init: a CSV declares no types, so its columns draft as 'type: TODO'; declare them with "
                       "--types \"name TYPE, ...\" (a Spark DDL, public), or let --dp-types EPSILON decide them (a DP "
                       "pass, charged)")
+    if privacy_unit is not None:
+        if privacy_unit not in df.columns:
+            raise ParameterError("--privacy-unit", f"a column of the input {list(df.columns)}", privacy_unit)
+        declared = [c for c in declared if c.name != privacy_unit]  # a person's id is not modelled
     picked = pick_columns(declared, columns, exclude)
     if ddl_columns is not None:
         ddl_columns = [c.name for c in picked if c.name in set(ddl_columns)]
@@ -83,12 +92,17 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
 
         dataset = dataset_key(dataset_id, input)
         plan = plan_prepass(picked, epsilon, DEFAULT_DELTA if dp_delta is None else dp_delta,
-                            types_only=dp_types is not None)
+                            types_only=dp_types is not None, unit=unit)
         with _charge(dataset if mlflow else None, plan) as charge:  # reserved before any row is read
+            import secrets
+
+            from .measure.bounding import bound_contributions
             from .measure.profile import profile_columns
 
+            read = bound_contributions(df, unit, secrets.randbits(63))  # K rows per unit (all rows without a unit)
+
             def profiles(requests, grid):
-                answers = profile_columns(df, requests, grid)
+                answers = profile_columns(read, requests, grid)
                 if charge is not None:
                     charge.bind()  # noise is drawn from here on: the charge counts whatever happens next
                 return answers
@@ -118,6 +132,18 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
     if ddl_columns is not None:
         summary["types_from_ddl"] = ddl_columns
     return summary
+
+
+def _unit(column: str | None, max_rows: int | None, dp: bool):
+    """The pre-pass's privacy unit: ``--privacy-unit`` alone only leaves its column out (nothing is
+    read without a DP pre-pass); with a pre-pass it needs ``--max-rows-per-unit``."""
+    from .privacy.unit import ROW, PrivacyUnit
+
+    if column is not None and not dp:
+        if max_rows is not None:
+            PrivacyUnit.of(column, max_rows)  # validates K
+        return ROW
+    return PrivacyUnit.of(column, max_rows)
 
 
 def _ddl_text(types: str) -> str:
@@ -257,7 +283,10 @@ def _charge(dataset: str | None, plan):
     use_store()
     ledger = BudgetLedger(dataset)
     cost = plan.cost
-    ledger.check_room(cost.rho, "the schema DP pre-pass", delta_approx=cost.delta_approx)
+    unit = cost.unit
+    ledger.check_room(cost.rho, "the schema DP pre-pass", delta_approx=cost.delta_approx, unit=unit.ledger_key,
+                      rows_per_unit=unit.max_rows)
     with ledger.reserve(kind=SCHEMA, fit_run_id="", fit_id=cost.id, rho=cost.rho, epsilon=cost.epsilon,
-                        delta=cost.delta_conversion, delta_approx=cost.delta_approx) as charge:
+                        delta=cost.delta_conversion, delta_approx=cost.delta_approx, unit=unit.ledger_key,
+                        rows_per_unit=unit.max_rows) as charge:
         yield charge

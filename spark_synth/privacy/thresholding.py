@@ -67,6 +67,14 @@ def threshold_for(sigma: float, delta: float) -> int:
     return low + 1
 
 
+def unit_threshold_for(sigma: float, delta: float, rows_per_unit: int = 1) -> int:
+    """The smallest τ with K·P[Z ≥ τ − K] ≤ δ (K = ``rows_per_unit``; for K = 1, :func:`threshold_for`)."""
+    k = int(rows_per_unit)
+    if k == 1:
+        return threshold_for(sigma, delta)
+    return threshold_for(sigma, delta / k) - 1 + k
+
+
 def release_keys(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, delta: float, *, name: str,
                  description: str) -> tuple[np.ndarray, np.ndarray]:
     """Keep the keys whose discrete-Gaussian noisy count reaches the threshold for ``delta``.
@@ -74,15 +82,17 @@ def release_keys(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, 
     ``counts`` are the exact counts (≥ 1) of the keys present, one key per row. Charged as
     δ-approximately ρ-zCDP before any noise is drawn (even with no keys: the cost is fixed).
     Returns ``(kept mask, noisy counts)``; only the kept keys and their noisy counts may be used.
-    Row-level only: one unit of K rows can hold K keys, which this δ does not cover."""
-    if not privacy_filter.unit.is_row:
-        raise InternalError(f"thresholded count {name!r}: the set-union bound holds for one row, not for "
-                            f"{privacy_filter.unit.relation}")
+
+    Under a privacy unit of K rows (the filter's), one unit adds at most K rows: the counts move by
+    a vector of ℓ2 norm ≤ K (σ is calibrated to K), and the unit's keys absent from the rest — at
+    most K of them, each counting c_i ≤ K — are all dropped except with probability
+    ≤ Σ P[Z ≥ τ − c_i] ≤ K·P[Z ≥ τ − K] ≤ δ (:func:`unit_threshold_for`)."""
     privacy_filter.check(rho, f"thresholded count {name!r}")
-    measurement, sigma, certified = calibrated_measurement(check_rho(rho, name), 1, integer=True)
-    tau = threshold_for(sigma, delta)
+    k = privacy_filter.unit.max_rows
+    measurement, sigma, certified = calibrated_measurement(check_rho(rho, name), k, integer=True)
+    tau = unit_threshold_for(sigma, delta, k)
     privacy_filter.charge(ReportEntry(kind=THRESHOLDED, name=name, query=description, rho=certified,
-                                      mechanism="discrete Gaussian (OpenDP) + threshold", l2_sensitivity=1.0,
+                                      mechanism="discrete Gaussian (OpenDP) + threshold", l2_sensitivity=float(k),
                                       sigma=sigma, threshold=tau, delta_approx=float(delta)))
     counts = np.asarray(counts, dtype=np.int64)
     if counts.size == 0:

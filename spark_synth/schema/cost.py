@@ -23,6 +23,10 @@ class PrepassCost:
     delta_approx: float
     epsilon: float
     delta_conversion: float
+    #: The relation the pre-pass was run under (``schema init --privacy-unit``): None for one row, else the
+    #: unit's column, with ``unit_max_rows`` its row bound K. As :attr:`unit`, a PrivacyUnit.
+    unit_column: str | None = None
+    unit_max_rows: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -39,8 +43,18 @@ class PrepassCost:
     def delta(self) -> float:
         return self.delta_conversion + self.delta_approx
 
+    @property
+    def unit(self):
+        """The :class:`~spark_synth.privacy.unit.PrivacyUnit` the pre-pass was run under."""
+        from ..privacy.unit import PrivacyUnit
+
+        return PrivacyUnit(self.unit_column, self.unit_max_rows)
+
     def to_dict(self) -> dict:
-        return {**asdict(self), "delta": self.delta}
+        out = {k: v for k, v in asdict(self).items() if k not in ("unit_column", "unit_max_rows")}
+        if self.unit_column is not None:
+            out["privacy_unit"] = self.unit.to_dict()
+        return {**out, "delta": self.delta}
 
     @classmethod
     def from_dict(cls, raw: object, source: str) -> "PrepassCost":
@@ -48,4 +62,11 @@ class PrepassCost:
         if not isinstance(raw, dict) or any(k not in raw for k in keys):
             raise SchemaError(f"{source}: 'dp_prepass' must be the mapping `schema init --dp-bounds` wrote, with {list(keys)}; "
                               f"restore it (or delete the file and draft it again)")
-        return cls(**{k: raw[k] for k in keys})
+        from ..privacy.unit import PrivacyUnit
+
+        try:
+            unit = PrivacyUnit.from_dict(raw.get("privacy_unit"))
+        except Exception as exc:  # noqa: BLE001 (a ValueError or a ParameterError naming the field)
+            raise SchemaError(f"{source}: 'dp_prepass.privacy_unit' is malformed ({exc}); restore it (or draft the schema "
+                              "again)") from None
+        return cls(**{k: raw[k] for k in keys}, unit_column=unit.column, unit_max_rows=unit.max_rows)

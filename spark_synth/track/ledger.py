@@ -336,7 +336,8 @@ class BudgetLedger:
             return False
         client = self._client()
         mine = self._record(client, LedgerEntry("", fit_run_id, prepass.rho, prepass.epsilon, prepass.delta_conversion, "",
-                                                None, "RUNNING", 0, prepass.id, SCHEMA, float(prepass.delta_approx)))  # row level
+                                                None, "RUNNING", 0, prepass.id, SCHEMA, float(prepass.delta_approx),
+                                                prepass.unit_column or "", prepass.unit_max_rows))
         client.set_terminated(mine.run_id, "FINISHED")
         return True
 

@@ -95,6 +95,26 @@ def test_a_fit_under_a_unit_refuses_a_missing_column_and_a_row_level_drafted_sch
     df = spark.createDataFrame(frame[["customer_id", *schema.names]])
     with pytest.raises(UserInputError, match="drafted with DP at row level"):
         Synthesizer("independent", epsilon=1.0, delta=1e-9, privacy_unit="customer_id", max_rows_per_unit=3).fit(df, drafted)
+    prepass = {"id": "p2", "rho": 0.01, "delta_approx": 1e-10, "epsilon": 0.5, "delta_conversion": 1e-9,
+               "privacy_unit": {"column": "customer_id", "max_rows_per_unit": 9}}
+    per_person = schema_from_dict({**schema.to_dict(), "dp_prepass": prepass})
+    with pytest.raises(UserInputError, match="drafted with DP at units of 'customer_id'"):
+        Synthesizer("independent", epsilon=1.0, delta=1e-9, privacy_unit="account", max_rows_per_unit=3).fit(
+            df.withColumnRenamed("customer_id", "account"), per_person)
+    synth = Synthesizer("independent", epsilon=1.0, delta=1e-9, privacy_unit="customer_id", max_rows_per_unit=3).fit(
+        df, per_person)  # drafted per person (any K): the same unit
+    assert synth.privacy_report_.schema_prepass.unit == PrivacyUnit("customer_id", 9)
+
+
+def test_schema_init_leaves_the_unit_column_out(spark, unit_table, tmp_path, capsys):
+    data, _, _ = unit_table
+    out = tmp_path / "s.yaml"
+    assert main(["schema", "init", "--input", data, "--output", str(out), "--privacy-unit", "customer_id", "--no-mlflow"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["columns"] == 15 and "customer_id" not in out.read_text(encoding="utf-8")
+    assert main(["schema", "init", "--input", data, "--output", str(tmp_path / "t.yaml"), "--privacy-unit", "customer_id",
+                 "--dp-bounds", "1", "--no-mlflow"]) == 2  # a DP pre-pass per person needs K
+    assert "--max-rows-per-unit" in capsys.readouterr().err and not (tmp_path / "t.yaml").exists()
 
 
 def test_run_under_a_unit_states_the_relation_everywhere(spark, spark_home, unit_table, adult_sample_paths, tmp_path, capsys,

@@ -262,7 +262,7 @@ def test_a_cap_on_the_dataset_refuses_a_run_and_nothing_is_written(spark, store,
 
     refused("run", *args, "--rows", "100", "--output", str(out_dir / "second.parquet"))  # before reading a row
     # the binding check after fitting (as when a concurrent fit takes the room in the meantime)
-    monkeypatch.setattr(BudgetLedger, "check_room", lambda self, rho, what: None)
+    monkeypatch.setattr(BudgetLedger, "check_room", lambda self, rho, what, **unit: None)
     refused("run", *args, "--rows", "100", "--output", str(out_dir / "third.parquet"))
     refused("fit", *args, "--model", str(out_dir / "model"))
     failed = store.search_runs([ledger._experiment().experiment_id], filter_string="tags.`spark_synth.refused` = 'budget cap'")

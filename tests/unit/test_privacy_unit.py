@@ -74,11 +74,6 @@ def test_counts_and_selections_scale_by_k_too():
     assert selection.scale == pytest.approx(3.0 / math.sqrt(0.002))
 
 
-def test_the_set_union_threshold_is_refused_under_a_unit():
-    with pytest.raises(InternalError, match="one row"):
-        release_keys(unit_filter(2), np.array([3, 4]), 0.01, 1e-9, name="k", description="keys")
-
-
 def test_the_report_states_the_unit_and_round_trips():
     f = unit_filter(5)
     release_query(f, MarginalQuery(("a",)), np.array([1, 2]), 0.01)
@@ -164,3 +159,49 @@ def test_run_config_and_job_config_check_the_unit(tmp_path):
     config.write_text(config.read_text(encoding="utf-8").replace("1e2", "-4"), encoding="utf-8")
     with pytest.raises(ParameterError, match="max_rows_per_unit"):
         load_job_config("run", config)
+
+
+@pytest.mark.parametrize("k", [1, 4, 30])
+def test_thresholded_counts_under_a_unit_keep_a_lone_units_keys_with_probability_at_most_delta(k):
+    """One unit of K rows can bring up to K keys of its own, counting c_i ≤ K (Σ c_i ≤ K): the
+    threshold makes K·P[Z ≥ τ − K] ≤ δ, and σ is calibrated to the counts' ℓ2 change K."""
+    from spark_synth.privacy.thresholding import log_tail_bound, threshold_for, unit_threshold_for
+
+    f = unit_filter(k) if k > 1 else PrivacyFilter(BUDGET)
+    kept, _ = release_keys(f, np.array([500, 3]), 0.01, 1e-9, name="k", description="keys")
+    (entry,) = f.report().entries
+    assert entry.l2_sensitivity == k and entry.sigma == pytest.approx(k / math.sqrt(0.02), rel=1e-6)
+    tau = entry.threshold
+    assert tau == unit_threshold_for(entry.sigma, 1e-9, k)
+    assert math.log(k) + log_tail_bound(entry.sigma, tau - k) <= math.log(1e-9)
+    assert math.log(k) + log_tail_bound(entry.sigma, tau - k - 1) > math.log(1e-9)  # the smallest such τ
+    if k == 1:
+        assert tau == threshold_for(entry.sigma, 1e-9)
+
+
+def test_the_schema_prepass_runs_under_the_unit_and_records_it():
+    from spark_synth.measure.profile import profile_frame
+    from spark_synth.prepass import GRID, plan_prepass, run_prepass
+    from spark_synth.schema.cost import PrepassCost
+    from spark_synth.schema.draft import declared_columns
+
+    frame = _units_frame([40] * 200)[["a", "b"]]
+    declared = declared_columns(_spark_like_schema(frame), False)
+    unit = PrivacyUnit("uid", 8)
+    plan = plan_prepass(declared, 1.0, 1e-9, unit=unit)
+    result = run_prepass(lambda requests, grid: profile_frame(frame, requests, grid), plan)
+    assert result.report.neighbouring_relation == unit.relation
+    assert all(e.l2_sensitivity == 8 for e in result.report.measurements)
+    cost = result.cost
+    assert cost.unit == unit and cost.to_dict()["privacy_unit"] == {"column": "uid", "max_rows_per_unit": 8}
+    assert PrepassCost.from_dict(cost.to_dict(), "test").unit == unit
+    assert "privacy_unit" not in run_prepass(lambda r, g: profile_frame(frame, r, g),
+                                             plan_prepass(declared, 1.0, 1e-9)).cost.to_dict()
+
+
+def _spark_like_schema(frame):
+    """A Spark StructType for ``frame``'s columns (declared types, as a Parquet table has)."""
+    from pyspark.sql import types as T
+
+    kinds = {"object": T.StringType(), "int64": T.LongType()}
+    return T.StructType([T.StructField(c, kinds[str(frame[c].dtype)], True) for c in frame.columns])
