@@ -77,3 +77,41 @@ def test_a_cap_holds_for_every_relation(store, prefix):
     with pytest.raises(BudgetExhausted, match="per row"):
         units.check_room(0.1 * cap_rho, "a fit", unit="customer_id", rows_per_unit=50)
     units.check_room(0.04 * cap_rho, "a fit", unit="customer_id", rows_per_unit=50)
+
+
+def _fitted_per_person(k: int):
+    """A synthesizer fitted the pipeline's way under a unit of ``k`` rows (from DP counts of a made-up histogram)."""
+    import numpy as np
+
+    from spark_synth import Synthesizer
+    from spark_synth.engines.independent import IndependentEngine
+    from spark_synth.engines.one_way import one_way_queries
+    from spark_synth.privacy import PrivacyBudget, PrivacyFilter, release_query, split_rho
+    from spark_synth.privacy.unit import PrivacyUnit
+    from tests.unit.test_release_ledger import tiny_schema
+
+    schema = tiny_schema()
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, DELTA), unit=PrivacyUnit("customer_id", k))
+    queries = one_way_queries(schema)
+    rng = np.random.default_rng(0)
+    measured = [release_query(privacy_filter, q, rng.integers(50, 500, schema[q.columns[0]].size), rho)
+                for q, rho in zip(queries, split_rho(privacy_filter.rho_total, [1.0] * len(queries)))]
+    synth = Synthesizer("independent", epsilon=1.0, delta=DELTA, privacy_unit="customer_id", max_rows_per_unit=k)
+    synth.model_, synth.schema_, synth.timings_ = IndependentEngine().fit_measurements(schema, measured), schema, {}
+    synth.privacy_report_, synth.measure_passes_ = privacy_filter.report(), 1
+    return synth
+
+
+def test_a_release_is_charged_under_the_fits_unit_and_its_model_says_so(store, prefix):
+    from spark_synth.track import release
+    from tests.privacy.test_ledger import logged_run, model_name
+
+    synth = _fitted_per_person(12)
+    source = f"t_{uuid.uuid4().hex[:6]}"
+    run_id = logged_run(synth, source)
+    released = release(run_id, model_name(), source=source)
+    (entry,) = BudgetLedger(source).entries()
+    assert (entry.kind, entry.unit, entry.rows_per_unit) == ("release", "customer_id", 12)
+    version = store.get_model_version(released["model"], released["version"])
+    assert version.tags["spark_synth.neighbouring_relation"] == "add/remove one unit of `customer_id`, at most 12 rows each"
+    assert version.tags["spark_synth.privacy_unit"] == "customer_id"
