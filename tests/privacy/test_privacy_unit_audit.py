@@ -21,19 +21,17 @@ identical rows, with a control calibrated for one row that the same test catches
 (:func:`test_empirical_epsilon_of_a_unit_stays_below_the_claim`,
 :func:`test_noise_calibrated_for_one_row_is_caught`).
 
-Three strict xfails pin bugs of the bounding found by this audit (each names its place):
+Three regression tests pin bugs of the bounding this audit found (fixed in
+``spark_synth/measure/bounding.py``):
 
 * :func:`test_spark_bounding_does_not_depend_on_row_order` — Spark's ``xxhash64`` skips nulls, so
-  distinct rows of a unit that differ only in where their nulls are get the same priority for every
-  salt, and the window has no tie-breaker: which of them is kept follows the physical row order;
-* :func:`test_pandas_bounding_of_a_unit_ignores_other_units` — the pandas row hash labels equal
-  values of different types (0.0 and -0.0, 1 and True) by whichever row comes first in the frame, so
-  one unit's priorities depend on other units' rows;
-* :func:`test_pandas_bounding_hashes_huge_integers` — the pandas row hash overflows on a Python
+  distinct rows of a unit that differ only in where their nulls are got the same priority for every
+  salt, and the window had no tie-breaker: which of them was kept followed the physical row order;
+* :func:`test_pandas_bounding_of_a_unit_ignores_other_units` — the pandas row hash labelled equal
+  values of different types (0.0 and -0.0, 1 and True) by whichever row came first in the frame, so
+  one unit's priorities depended on other units' rows;
+* :func:`test_pandas_bounding_hashes_huge_integers` — the pandas row hash overflowed on a Python
   integer beyond float64, a value the measure layer accepts.
-
-The pandas audit of item 1 therefore bounds by the rows' values as text (:func:`bound_frame`): it
-audits everything else of the bounding on every adversarial value.
 """
 
 from __future__ import annotations
@@ -97,19 +95,6 @@ def extreme_value(rng: np.random.Generator, column: Column):
     return [np.inf, -np.inf, 10**400, -(10**400), 1e308, -1e308, low, high][rng.integers(8)]
 
 
-def bound_frame(frame: pd.DataFrame, unit: PrivacyUnit, salt: int) -> pd.DataFrame:
-    """:func:`bound_contributions_frame` choosing by the rows' values as text (each value's ``repr``;
-    the unit column as is), returning the kept rows as they are. Its pandas row hash merges equal
-    values of different types (0.0 and -0.0, 1 and True) into one label set by whichever row comes
-    first, and overflows on integers beyond float64: two bugs of the pandas version
-    (:func:`test_pandas_bounding_of_a_unit_ignores_other_units`,
-    :func:`test_pandas_bounding_hashes_huge_integers`, strict xfails); this audits the rest of it —
-    a unit's K smallest salted hashes, nulls one unit — on every adversarial value."""
-    text = frame.map(repr)
-    text[unit.column] = frame[unit.column]
-    return frame.loc[bound_contributions_frame(text, unit, salt).index]
-
-
 def unit_rows(rng: np.random.Generator, schema: Schema, m: int, shape: str) -> pd.DataFrame:
     """``m`` rows of one new unit, adversarial in ``shape``."""
     if shape == "spread":  # random, half of the values odd (the row-level audit's generator)
@@ -154,7 +139,7 @@ def test_unit_neighbours_move_answers_by_at_most_k_sensitivities(block):
         table = unit_table(rng, schema, n)
         table_prime = pd.concat([table, unit_rows(rng, schema, m, shape)], ignore_index=True)
         salt = int(rng.integers(0, 2**63))
-        bounded, bounded_prime = bound_frame(table, unit, salt), bound_frame(table_prime, unit, salt)
+        bounded, bounded_prime = bound_contributions_frame(table, unit, salt), bound_contributions_frame(table_prime, unit, salt)
         assert bounded.groupby(UID, dropna=False).size().max() <= K if len(bounded) else True
         new = check_stable(bounded, bounded_prime, n, m, K, (case, shape, m))
         after = answer_frame(bounded_prime, schema, queries, CLIP)
@@ -190,10 +175,10 @@ def test_row_level_change_moves_at_most_two_bounded_rows():
         table = unit_table(rng, schema, int(rng.integers(4, 16)))
         table[UID] = pd.Series(["p", "q", None][i] for i in rng.integers(0, 3, len(table)))  # big units: bounding bites
         salt = int(rng.integers(0, 2**63))
-        bounded = bound_frame(table, unit, salt)
+        bounded = bound_contributions_frame(table, unit, salt)
         for removed in table.index:
             smaller = table.drop(index=removed)
-            bounded_smaller = bound_frame(smaller, unit, salt)
+            bounded_smaller = bound_contributions_frame(smaller, unit, salt)
             out, into = set(bounded.index) - set(bounded_smaller.index), set(bounded_smaller.index) - set(bounded.index)
             assert len(out) <= 1 and len(into) <= 1 and out <= {removed}, (case, removed, out, into)
             assert all(_unit_of(table, i) == _unit_of(table, removed) for i in into)  # the removed row's unit's next row
@@ -205,7 +190,7 @@ def test_row_level_change_moves_at_most_two_bounded_rows():
         extra = random_rows(rng, schema, 1)
         extra[SEQ], extra[UID] = 99, table[UID].iloc[0]
         bigger = pd.concat([table, extra], ignore_index=True)
-        bounded_bigger = bound_frame(bigger, unit, salt)
+        bounded_bigger = bound_contributions_frame(bigger, unit, salt)
         out, into = set(bounded.index) - set(bounded_bigger.index), set(bounded_bigger.index) - set(bounded.index)
         assert len(out) <= 1 and into <= {len(table)} and len(out) <= len(into), (case, out, into)
         assert all(_unit_of(table, i) == _unit_of(table, 0) for i in out)
@@ -269,11 +254,6 @@ def test_spark_bounding_is_stable_and_within_k_sensitivities(spark):
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, reason=(
-    "bug in spark_synth/measure/bounding.py bound_contributions: F.xxhash64 skips null inputs, so distinct rows "
-    "('u', None, 'a') and ('u', 'a', None) get the same priority for every salt, and Window.orderBy(priority) has no "
-    "tie-breaker: which one is kept follows the physical row order, not the salt (the module docstring says the "
-    "choice does not depend on row order or partitioning; the stability K x sensitivity relies on it)"))
 def test_spark_bounding_does_not_depend_on_row_order(spark):
     unit = PrivacyUnit(UID, 1)
     rows = [("u", None, "a"), ("u", "a", None)]
@@ -284,11 +264,6 @@ def test_spark_bounding_does_not_depend_on_row_order(spark):
     assert kept[0] == kept[1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug in spark_synth/measure/bounding.py bound_contributions_frame: pd.util.hash_pandas_object (categorize=True) "
-    "factorizes each column, merging equal values of different types (True == 1 == 1.0, -0.0 == 0.0) into one "
-    "category labelled by its FIRST occurrence in the frame, and hashes the label: a row's priority depends on other "
-    "units' rows, so removing unit 'u' changes which row unit 'v' keeps"))
 def test_pandas_bounding_of_a_unit_ignores_other_units():
     unit = PrivacyUnit(UID, 1)
     table = pd.DataFrame({UID: ["u", "v", "v"], "x": [True, 1, 2], "y": [-0.0, 0.0, 0.0]}, dtype=object)
@@ -298,10 +273,6 @@ def test_pandas_bounding_of_a_unit_ignores_other_units():
         assert list(kept[kept[UID] == "v"].index) == list(bound_contributions_frame(without_u, unit, salt).index), salt
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-    "bug in spark_synth/measure/bounding.py bound_contributions_frame: pd.util.hash_pandas_object raises OverflowError "
-    "('int too large to convert to float') on an object column holding a Python int beyond float64 (10**400), a value "
-    "answer_frame accepts (clipped)"))
 def test_pandas_bounding_hashes_huge_integers():
     table = pd.DataFrame({UID: ["u", "u", "v"], "x": [10**400, 1, 2]}, dtype=object)
     assert len(bound_contributions_frame(table, PrivacyUnit(UID, 1), 3)) == 2
