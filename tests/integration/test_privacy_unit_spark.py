@@ -67,7 +67,7 @@ def test_bounding_on_spark_keeps_at_most_k_rows_per_unit_and_is_stable(spark, un
     ("fpt", {"rounds_per_column": 1.0, "iterations": 20, "final_iterations": 40}),
     ("dgm", {"n_partitions": 2, "validator": "dp"}),
 ])
-def test_every_engine_fits_under_a_unit(spark, unit_table, engine, options):
+def test_every_engine_fits_under_a_unit(spark, unit_table, engine, options, tmp_path):
     data, schema_path, frame = unit_table
     schema = _small_schema(schema_path)
     df = spark.createDataFrame(frame[["customer_id", *schema.names]])
@@ -82,6 +82,9 @@ def test_every_engine_fits_under_a_unit(spark, unit_table, engine, options):
     assert all(s.score_sensitivity >= 5 for s in report.selections)
     rows = synth.sample(300, seed=1, spark=spark)
     assert rows.columns == list(schema.names) and rows.count() == 300  # the unit column is not modelled
+    if engine == "independent":  # a saved model keeps its unit: sampled rows state the same relation
+        loaded = Synthesizer.load(synth.save(tmp_path / "model"))
+        assert loaded.unit == PrivacyUnit("customer_id", 5) and loaded.provenance().neighbouring_relation == RELATION
 
 
 def test_a_fit_under_a_unit_refuses_a_missing_column_and_a_row_level_drafted_schema(spark, unit_table):
