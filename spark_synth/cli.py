@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import traceback
 import time
@@ -383,8 +384,21 @@ def run_and_report(action, debug: bool = False) -> int:
             if not interrupt.requested and isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             return _report_failure(exc, interrupt, debug)
-    print(json.dumps(summary, default=str))
+    print(json.dumps(strict_json(summary), default=str, allow_nan=False))
     return 0
+
+
+def strict_json(value):
+    """``value`` with every non-finite float written as the string ``"Infinity"``, ``"-Infinity"`` or
+    ``"NaN"`` (``float()`` reads them back): the JSON line stays strict JSON that jq and other parsers
+    accept — an unbounded per-unit ε in the ledger is infinite, for one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
 
 
 def _report_failure(exc: BaseException, interrupt, debug: bool) -> int:

@@ -18,6 +18,8 @@ from .cost import PrepassCost
 
 #: Integer columns whose range has at most this many values are measured value by value.
 MAX_EXACT_INTEGER_VALUES = 128
+#: Most decimal places a continuous column may round its written values to (float64 holds ~15 digits).
+MAX_DECIMALS = 12
 #: Default number of equal-width public bins for wider numeric columns.
 DEFAULT_NUMERIC_BINS = 64
 #: Widest public range ``max - min`` of a numeric column: leaves float64 headroom (≈ 1.8e308) for
@@ -99,6 +101,8 @@ class Column:
     bins: int | None = None
     nullable: bool = True
     hierarchy: tuple[HierarchyLevel, ...] = ()
+    #: Continuous columns: decimal places of the written values (e.g. 2 for money); None keeps full precision.
+    decimals: int | None = None
 
     def __post_init__(self) -> None:
         where = f"column '{self.name}'"
@@ -136,6 +140,12 @@ class Column:
                 raise SchemaError(f"{where} is integer; its bounds must be whole numbers")
             if self.bins is not None and (isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1):
                 raise SchemaError(f"{where}: 'bins' must be a positive integer; got {self.bins!r}")
+        if self.decimals is not None:
+            if self.type is not ColumnType.CONTINUOUS:
+                raise SchemaError(f"{where} is {self.type.value}; only continuous columns take 'decimals' (remove it)")
+            if isinstance(self.decimals, bool) or not isinstance(self.decimals, int) or not 0 <= self.decimals <= MAX_DECIMALS:
+                raise SchemaError(f"{where}: 'decimals' must be a whole number from 0 to {MAX_DECIMALS} (the decimal "
+                                  f"places written, e.g. 2 for money); got {self.decimals!r}")
 
     # ---- measurement domain -------------------------------------------------------------
     @property
@@ -213,6 +223,8 @@ class Column:
             out["min"], out["max"] = self.min, self.max
             if self.bins is not None:
                 out["bins"] = self.bins
+            if self.decimals is not None:
+                out["decimals"] = self.decimals
         out["nullable"] = self.nullable
         return out
 

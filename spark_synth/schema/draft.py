@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import yaml
 
 from ..errors import ParameterError, SchemaError
+from .columns import MAX_DECIMALS
 from .readers import TODO
 
 #: Declared Spark types (``DataType.simpleString()``) by the kind of schema column they draft.
@@ -93,6 +94,9 @@ def draft_column(column: DeclaredColumn) -> dict:
         out.update(type="integer", min=TODO, max=TODO)
     elif column.kind == FRACTIONAL:
         out.update(type="continuous", min=TODO, max=TODO)
+        scale = re.fullmatch(r"decimal\(\d+,\s*(\d+)\)", column.spark_type.strip().lower())
+        if scale is not None and int(scale.group(1)) <= MAX_DECIMALS:  # a DECIMAL(p, s) column: written to s places
+            out["decimals"] = int(scale.group(1))
     elif column.kind == BOOLEAN:
         out.update(type="boolean")
     elif column.kind in TEMPORAL:

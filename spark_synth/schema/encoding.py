@@ -204,6 +204,16 @@ def decode_codes(codes: np.ndarray, schema: Schema, rng: np.random.Generator) ->
     return pd.DataFrame(out)
 
 
+def rounded_within(values: np.ndarray, column: Column) -> np.ndarray:
+    """``values`` rounded to the column's ``decimals``, kept within its bounds: to the roundest values
+    inside [min, max] when those exist (a bound that is not round is not written), else the bounds."""
+    scale = 10.0**column.decimals
+    low, high = np.ceil(column.min * scale) / scale, np.floor(column.max * scale) / scale
+    if low > high:  # no value with that many decimals lies within the bounds
+        return values
+    return np.clip(np.round(values, column.decimals), low, high)
+
+
 def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator) -> pd.Series:
     is_null = codes == column.null_code if column.nullable else np.zeros(len(codes), dtype=bool)
     safe = np.where(is_null, 0, codes)
@@ -226,6 +236,8 @@ def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator) -
         return pd.Series(pd.array(np.where(is_null, None, values.astype(np.int64)), dtype="Int64"))
     values = lo + rng.random(len(codes)) * (hi - lo)
     values = np.clip(values, column.min, column.max)
+    if column.decimals is not None:
+        values = rounded_within(values, column)
     if column.type in (ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_NTZ):
         # seconds since the epoch, to whole microseconds within the bounds: an instant in UTC, or a
         # naive wall-clock time (timestamp_ntz; Spark writes it as it is, whatever the session zone)

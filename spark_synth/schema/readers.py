@@ -11,7 +11,7 @@ from ..errors import SchemaError
 from .columns import Column, ColumnType, HierarchyLevel, Schema
 from .cost import PrepassCost
 
-_COLUMN_KEYS = {"name", "type", "categories", "min", "max", "bins", "nullable", "description", "hierarchy"}
+_COLUMN_KEYS = {"name", "type", "categories", "min", "max", "bins", "nullable", "description", "hierarchy", "decimals"}
 _TYPES = ", ".join(t.value for t in ColumnType)
 
 
@@ -93,7 +93,7 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
     if not isinstance(nullable, bool):
         raise SchemaError(f"{source}: column '{name}': 'nullable' must be true or false; got {nullable!r}")
     if col_type is ColumnType.BOOLEAN:
-        given = sorted(key for key in ("categories", "min", "max", "bins", "hierarchy") if raw.get(key) is not None)
+        given = sorted(key for key in ("categories", "min", "max", "bins", "hierarchy", "decimals") if raw.get(key) is not None)
         if given:
             raise SchemaError(f"{source}: column '{name}' is boolean (categories false/true); remove {given}")
         return Column(name=name, type=col_type, nullable=nullable)
@@ -102,7 +102,8 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
         if not isinstance(categories, list):
             raise SchemaError(f"{source}: column '{name}' is {col_type.value} and needs a 'categories' list")
         hierarchy = _hierarchy_from_dict(raw.get("hierarchy"), categories, f"{source}: column '{name}'", shared)
-        return Column(name=name, type=col_type, categories=tuple(categories), nullable=nullable, hierarchy=hierarchy)
+        return Column(name=name, type=col_type, categories=tuple(categories), nullable=nullable, hierarchy=hierarchy,
+                      decimals=raw.get("decimals"))
     if raw.get("hierarchy") is not None:
         raise SchemaError(f"{source}: column '{name}' is {col_type.value}; only categorical/ordinal columns can "
                           f"declare a 'hierarchy'")
@@ -114,7 +115,8 @@ def _column_from_dict(raw: object, index: int, source: str, shared: dict) -> Col
                 raise SchemaError(f"{source}: column '{name}' is {col_type.value}; write its '{key}' as {written}, "
                                   f"not as a number; got {raw.get(key)!r}")
     return Column(
-        name=name, type=col_type, min=raw.get("min"), max=raw.get("max"), bins=raw.get("bins"), nullable=nullable
+        name=name, type=col_type, min=raw.get("min"), max=raw.get("max"), bins=raw.get("bins"), nullable=nullable,
+        decimals=raw.get("decimals"),
     )
 
 

@@ -14,7 +14,8 @@ counts each fit once, by the ``fit_id`` of its privacy report. Charge a fit as i
 without one is recorded by nothing until it is released, and warns so.
 """
 
-from .ledger import BudgetLedger, LedgerEntry, compose
+from .composition import compose
+from .ledger import BudgetLedger, LedgerEntry
 from .mlflow_tracking import (
     default_tracking_uri,
     log_fit,

@@ -12,7 +12,7 @@ import pytest
 from spark_synth import BudgetExhausted
 from spark_synth.privacy import epsilon_from_rho, rho_from_epsilon
 from spark_synth.track import BudgetLedger
-from spark_synth.track.ledger import FIT, costs_under, relation_totals
+from spark_synth.track.composition import FIT, costs_under, relation_totals
 from tests.privacy.test_ledger import prefix, store  # noqa: F401 (fixtures)
 
 DELTA = 1e-9

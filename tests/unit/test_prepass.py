@@ -19,7 +19,8 @@ from spark_synth.privacy.thresholding import log_tail_bound, release_keys, thres
 from spark_synth.schema import load_schema
 from spark_synth.schema.cost import PrepassCost
 from spark_synth.schema.draft import DeclaredColumn, render_yaml
-from spark_synth.track.ledger import SCHEMA, FIT, LedgerEntry, compose, rho_cap
+from spark_synth.track.composition import FIT, SCHEMA, compose, rho_cap
+from spark_synth.track.ledger import LedgerEntry
 
 
 def _exact_tail(sigma: float, m: int) -> float:

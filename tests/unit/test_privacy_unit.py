@@ -205,3 +205,15 @@ def _spark_like_schema(frame):
 
     kinds = {"object": T.StringType(), "int64": T.LongType()}
     return T.StructType([T.StructField(c, kinds[str(frame[c].dtype)], True) for c in frame.columns])
+
+
+def test_the_json_line_stays_strict_json_with_an_unbounded_total():
+    import json
+
+    from spark_synth.cli import strict_json
+
+    summary = {"cumulative_per_unit": {"customer_id": {"epsilon": math.inf, "rho": 0.1}}, "x": [-math.inf, math.nan, 1.5]}
+    text = json.dumps(strict_json(summary), allow_nan=False)
+    assert json.loads(text) == {"cumulative_per_unit": {"customer_id": {"epsilon": "Infinity", "rho": 0.1}},
+                                "x": ["-Infinity", "NaN", 1.5]}
+    assert float(json.loads(text)["cumulative_per_unit"]["customer_id"]["epsilon"]) == math.inf
