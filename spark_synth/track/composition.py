@@ -44,20 +44,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ..errors import ParameterError
 from ..privacy import epsilon_from_rho, rho_from_epsilon
 
-if TYPE_CHECKING:
-    from .ledger import LedgerEntry
-
+#: Entries are :class:`~spark_synth.track.ledger.LedgerEntry` values (read by attribute: rho, fit_key, kind,
+#: delta, delta_approx, unit, rows_per_unit); this module does not import the ledger that uses it.
 #: Entry kinds: a fit charged by ``run``/``fit`` as it is made, a registry release, and a schema DP
 #: pre-pass (``schema init --dp-bounds``; keyed by its id, charged again — counted once — by fits using it).
 FIT, RELEASE, SCHEMA = "fit", "release", "schema"
 
 
-def compose(entries: list[LedgerEntry], delta: float | None) -> dict:
+def compose(entries: list, delta: float | None) -> dict:
     """Total ρ and δ_approx (each fit or pre-pass counted once) as (ε, δ)-DP at total δ ``delta``
     (default: the smallest conversion δ used, plus δ_approx).
 
@@ -85,7 +83,7 @@ def compose(entries: list[LedgerEntry], delta: float | None) -> dict:
             "fits": sum(1 for e in {e.fit_key: e for e in entries}.values() if e.kind != SCHEMA)}
 
 
-def costs_under(entries: list[LedgerEntry], unit: str) -> tuple[list[LedgerEntry], int]:
+def costs_under(entries: list, unit: str) -> tuple[list, int]:
     """The entries at their cost under relation ``unit`` ('' for rows; see "Privacy units" above),
     and how many have no bounded cost under it (left out of the list)."""
     if not unit:
@@ -94,7 +92,7 @@ def costs_under(entries: list[LedgerEntry], unit: str) -> tuple[list[LedgerEntry
     return known, len({e.fit_key for e in entries if e.unit != unit})
 
 
-def relation_totals(entries: list[LedgerEntry], delta: float | None, also: str = "") -> dict[str, dict]:
+def relation_totals(entries: list, delta: float | None, also: str = "") -> dict[str, dict]:
     """:func:`compose` per relation the entries use (rows always; ``also`` too), keyed by the unit's
     column ('' for rows); a total with entries of unbounded cost has ``epsilon`` ∞ and says how many."""
     out = {}
