@@ -48,8 +48,9 @@ from dataclasses import replace
 from ..errors import ParameterError
 from ..privacy import epsilon_from_rho, rho_from_epsilon
 
-#: Entries are :class:`~spark_synth.track.ledger.LedgerEntry` values (read by attribute: rho, fit_key, kind,
-#: delta, delta_approx, unit, rows_per_unit); this module does not import the ledger that uses it.
+# Entries are spark_synth.track.ledger.LedgerEntry values, read by attribute (rho, fit_key, kind, delta,
+# delta_approx, unit, rows_per_unit): this module does not import the ledger that uses it.
+
 #: Entry kinds: a fit charged by ``run``/``fit`` as it is made, a registry release, and a schema DP
 #: pre-pass (``schema init --dp-bounds``; keyed by its id, charged again — counted once — by fits using it).
 FIT, RELEASE, SCHEMA = "fit", "release", "schema"
