@@ -160,12 +160,25 @@ def column_distribution(column: Column, releases: Sequence[NoisyMeasurement], to
     if column.nullable and null_floor > 0:
         null_group = group_of[column.null_code]
         kept[null_group] = estimate[null_group] >= null_floor * math.sqrt(float(np.broadcast_to(variance, estimate.shape)[null_group]))
-    groups = np.zeros(estimate.size)
-    groups[kept] = project_to_simplex(estimate[kept], max(float(total), 1.0))  # a floored null cell stays empty
-    shares = within_range_shares(group_of, code_values, code_variance) if codes else None
-    if shares is None:
+    return distribution_over_ranges(group_of, estimate, total, code_values if codes else None, code_variance, kept)
+
+
+def distribution_over_ranges(group_of: np.ndarray, range_counts: np.ndarray, total: float, code_values: np.ndarray | None,
+                             code_variance: float, kept: np.ndarray | None = None) -> np.ndarray:
+    """The codes' distribution from noisy counts of their ranges (``group_of``: each code's range):
+    the ranges' counts projected onto the simplex scaled to the DP row estimate ``total`` (ranges not
+    ``kept`` — a floored null cell — stay empty), each range's mass split over its codes by their
+    noisy counts ``code_values`` shrunk towards an even split (:func:`within_range_shares`), or
+    evenly without them. Post-processing only (``independent``'s estimate, FPT's swamped columns)."""
+    range_counts = np.asarray(range_counts, dtype=np.float64)
+    kept = np.ones(range_counts.size, dtype=bool) if kept is None else kept
+    groups = np.zeros(range_counts.size)
+    groups[kept] = project_to_simplex(range_counts[kept], max(float(total), 1.0))
+    if code_values is None:
         width = np.bincount(group_of, minlength=groups.size).astype(np.float64)
         shares = 1.0 / width[group_of]
+    else:
+        shares = within_range_shares(group_of, code_values, code_variance)
     probabilities = groups[group_of] * shares
     return probabilities / probabilities.sum()
 

@@ -33,8 +33,8 @@ from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings, ordered_codes
-from ..one_way import range_grouping, within_range_shares
-from ..postprocess import estimate_total, probabilities_from_counts, project_to_simplex
+from ..one_way import OneWayConfig, distribution_over_ranges, range_grouping
+from ..postprocess import estimate_total, probabilities_from_counts
 from ..torch_threads import torch_threads
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
@@ -50,13 +50,14 @@ _log = layer("engines")
 
 
 #: Codes counted below this many noise deviations get no rows inside a group that has codes above it
-FLOOR_SIGMAS = 2.0
+#: (and a null cell below it is absent): the 1-way histograms' ``null_floor``.
+FLOOR_SIGMAS = OneWayConfig.null_floor
 #: ... nor below the count that m codes of pure noise all stay under with probability 1 − this (m: the group's codes).
 FLOOR_FALSE_PASS = 0.05
 #: Log-potential of a code the model gives no mass (exp underflows to 0; finite, so sum-product stays NaN-free).
 ABSENT = -1.0e4
-#: A column is swamped by the noise when its codes hold fewer rows than this many σ on average (as ``independent``'s ranges).
-SIGMAS_PER_RANGE = 3.0
+#: A column is swamped by the noise when its codes hold fewer rows than this many σ on average (``independent``'s ranges).
+SIGMAS_PER_RANGE = OneWayConfig.one_way_sigmas_per_range
 #: The model-size cap's growth: cells of the largest bag allowed per share of the budget spent (AIM's
 #: schedule; until 2026-12-06 it was max_model_cells, 2 M).
 MODEL_CELLS_PER_BUDGET = 2_000_000
@@ -489,12 +490,10 @@ def _swamped_columns(schema: Schema, counts: list, total: float, target: int | N
 
 def _shrunk_shares(values: np.ndarray, sigma: float, ranges, total: float) -> np.ndarray:
     """A swamped column's distribution over its codes, as ``independent``'s 1-way estimate makes it
-    from one release: the ``ranges``' noisy sums projected onto the simplex, each range's codes
-    shrunk towards an even split (James–Stein). Post-processing of a DP release."""
+    from one release (:func:`~..one_way.distribution_over_ranges` of the ranges' noisy sums).
+    Post-processing of a DP release."""
     ranges = np.asarray(ranges, dtype=np.int64)
-    mass = project_to_simplex(np.bincount(ranges, weights=values), max(float(total), 1.0))
-    weights = mass[ranges] * within_range_shares(ranges, values, sigma**2)
-    return weights / max(weights.sum(), 1e-12)
+    return distribution_over_ranges(ranges, np.bincount(ranges, weights=values), total, values, sigma**2)
 
 
 def _absent_nulls(schema: Schema, counts: list, groupings) -> dict[int, int]:
