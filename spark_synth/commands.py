@@ -16,6 +16,7 @@ from ._version import __version__
 from .config import RunConfig, check_output_apart, check_rows, check_seed
 from .engines.choice import resolve_engine
 from .errors import ParameterError
+from .io.locations import dataset_key
 from .logs import layer
 from .pipeline import MODEL_FILE, Synthesizer
 from .privacy import PrivacyBudget, PrivacyReport
@@ -320,15 +321,6 @@ def _join(synth: Synthesizer) -> dict:
     """``{"join": ...}`` for a model that joins pieces (dgm): its rule and the rows filled by random joins."""
     return {"join": synth.last_join_} if synth.last_join_ is not None else {}
 
-
-
-def dataset_key(dataset_id: str | None, source: str) -> str:
-    """The name of the ledger a fit is charged to: the declared dataset id, else the input's ``source_key``."""
-    from .io.locations import source_key
-
-    if dataset_id is not None and (not isinstance(dataset_id, str) or not dataset_id.strip()):
-        raise ParameterError("dataset_id (--dataset-id)", "a non-empty dataset id naming the table's budget ledger", dataset_id)
-    return source_key(dataset_id if dataset_id is not None else source)
 
 
 def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, dataset: str | None, choice=None) -> None:

@@ -87,7 +87,7 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
     notes = {c.name: _declared_note(c, from_csv, ddl_columns) for c in picked}
     prepass, ledger, warnings = None, None, {}
     if epsilon is not None:
-        from .commands import dataset_key
+        from .io.locations import dataset_key
         from .prepass import DEFAULT_DELTA, plan_prepass, run_prepass
 
         dataset = dataset_key(dataset_id, input)

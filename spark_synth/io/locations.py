@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OutputError, UserInputError
+from ..errors import OutputError, ParameterError, UserInputError
 
 _PLAIN_PART = re.compile(r"[A-Za-z_]\w*")
 _MAX_PARTS = 3
@@ -154,6 +154,14 @@ def output_location(target: str) -> Location:
 def is_local_path(target: str) -> bool:
     """A path on this machine's file system (no ``scheme://`` and no ``dbfs:``)."""
     return "://" not in target and not target.startswith(("dbfs:", "file:"))
+
+
+def dataset_key(dataset_id: str | None, source: str) -> str:
+    """The name of the ledger a fit or a schema pre-pass is charged to: the declared dataset id, else
+    the input's :func:`source_key`."""
+    if dataset_id is not None and (not isinstance(dataset_id, str) or not dataset_id.strip()):
+        raise ParameterError("dataset_id (--dataset-id)", "a non-empty dataset id naming the table's budget ledger", dataset_id)
+    return source_key(dataset_id if dataset_id is not None else source)
 
 
 def source_key(source: str) -> str:
