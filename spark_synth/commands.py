@@ -77,7 +77,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         write_started = time.perf_counter()
         written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark)
         timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
-        tracker.log_output(written, config.rows, synth.last_seed_, timings, synth.last_join_)
+        tracker.log_output(written, config.rows, synth.last_seed_, timings, _sampling(synth))
         evaluation = None
         if evaluate is not None:
             from .evaluate.command import evaluate_after_run
@@ -112,7 +112,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "dataset_id": dataset,
         "ledger": synth.ledger_,
         **_columns(synth, warnings),
-        **_join(synth),
+        **_sampling(synth),
         **extra,
     }
 
@@ -200,7 +200,7 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
     report = synth.privacy_report_  # sampling spends nothing; the rows carry the fit's guarantee, or its lack
     return {"engine": synth.engine, "rows": rows, "output": written, "output_kind": output_kind(output), "seed": synth.last_seed_,
             "epsilon_spent": 0.0, "dp_guarantee": report.dp_guarantee, **_not_covered(report), **origin,
-            "seconds": round(time.perf_counter() - started, 3), **_columns(synth, synth.check_columns()), **_join(synth)}
+            "seconds": round(time.perf_counter() - started, 3), **_columns(synth, synth.check_columns()), **_sampling(synth)}
 
 
 def output_kind(target: str) -> str:
@@ -317,9 +317,10 @@ def _columns(synth: Synthesizer, warnings: list[str]) -> dict:
     return {"null_share": synth.column_shares_.null, **({"warnings": warnings} if warnings else {})}
 
 
-def _join(synth: Synthesizer) -> dict:
-    """``{"join": ...}`` for a model that joins pieces (dgm): its rule and the rows filled by random joins."""
-    return {"join": synth.last_join_} if synth.last_join_ is not None else {}
+def _sampling(synth: Synthesizer) -> dict:
+    """The model's sampling report under its name (dgm: ``{"join": {acceptance, filled_rows}}``), when it made one."""
+    report = synth.last_sampling_
+    return {synth.model_.sampling_report_name: report} if report is not None else {}
 
 
 
@@ -381,11 +382,11 @@ class _Tracker:
             if warnings:
                 mlflow.set_tag("spark_synth.warnings", str(len(warnings)))
 
-    def log_output(self, location: str, rows: int, seed: int, timings: dict, join: dict | None = None) -> None:
+    def log_output(self, location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None) -> None:
         if self.run_id:
             from .track import log_output
 
-            log_output(location, rows, seed, timings, join)
+            log_output(location, rows, seed, timings, sampling)
 
     def log_model_dir(self, path: Path) -> None:
         if self.run_id:

@@ -39,11 +39,11 @@ class Synthesizer:
     >>> synthetic = synth.sample(10_000, seed=7)
     """
 
-    #: After a write of sampled rows, a dgm model's join report (see :meth:`note_join`); else None.
-    last_join_: dict | None = None
+    #: After a write of sampled rows, the model's sampling report (see :meth:`note_sampling`); else None.
+    last_sampling_: dict | None = None
     #: Where the latest fit was charged (``fit(..., dataset_id=...)``): ledger, store, the table's total; else None.
     ledger_: dict | None = None
-    _join_observation = None
+    _sampling_observation = None
 
     def __init__(self, engine: str = "independent", *, epsilon: float, delta: float,
                  out_of_domain: str = "clip", engine_options: dict | None = None,
@@ -200,35 +200,31 @@ class Synthesizer:
 
             spark = get_spark()
         self.last_seed_ = secrets.randbits(63) if seed is None else int(seed)
-        self.last_join_ = None
-        self._join_observation = None
-        if hasattr(self.model_, "sample_joined"):
+        self.last_sampling_ = None
+        self._sampling_observation = None
+        if self.model_.sampling_counters:
             from pyspark.sql import Observation
 
-            self._join_observation = Observation("spark_synth_join")
+            self._sampling_observation = Observation("spark_synth_sampling")
         return generate_rows(spark, self.model_, self.schema_, n_rows, self.last_seed_, partitions,
-                             observation=self._join_observation)
+                             observation=self._sampling_observation)
 
-    def note_join(self) -> dict | None:
-        """Call once the rows of the latest :meth:`sample` are written: for a model that joins pieces
-        (dgm), sets and returns ``last_join_`` — the join rule and ``filled_rows``, the rows its
-        validator never accepted (random joins), summed over the sampling tasks; ``None`` where the
-        session could not observe it (a Spark Connect server may not report observed metrics for some
-        writes). Post-processing of the fitted model, so it spends no budget; logged as progress."""
-        observation = self._join_observation
+    def note_sampling(self) -> dict | None:
+        """Call once the rows of the latest :meth:`sample` are written: for a model with sampling
+        counters (dgm: the rows its validator never accepted), sets and returns ``last_sampling_`` —
+        the model's :meth:`~spark_synth.engines.FittedModel.sampling_report` of the counters summed
+        over the sampling tasks, None each where the session could not observe it (a Spark Connect
+        server may not report observed metrics for some writes). Post-processing of the fitted model,
+        so it spends no budget; logged as progress."""
+        observation = self._sampling_observation
         if observation is None:
             return None
-        filled = observation.get.get("filled_rows")  # the write has run: classic sessions do not block here
-        self.last_join_ = {"acceptance": self.model_.settings.acceptance,
-                           "filled_rows": None if filled is None else int(filled)}
-        if filled is None:
-            _log.info("sample: dgm join (%s) done; the session did not report how many rows were filled",
-                      self.last_join_["acceptance"])
-        else:
-            _log.info("sample: dgm join (%s) done; %d row(s) filled by random joins", self.last_join_["acceptance"],
-                      int(filled))
-        self._join_observation = None
-        return self.last_join_
+        observed = observation.get  # the write has run: classic sessions do not block here
+        counts = {name: None if observed.get(name) is None else int(observed[name]) for name in self.model_.sampling_counters}
+        self.last_sampling_, line = self.model_.sampling_report(counts)
+        _log.info("%s", line)
+        self._sampling_observation = None
+        return self.last_sampling_
 
     def write(self, n_rows: int, output: str, seed: int | None = None, overwrite: bool = False, spark=None, *,
               source_model=None) -> str:
@@ -251,13 +247,13 @@ class Synthesizer:
 
     def write_to(self, location, n_rows: int, seed: int | None, overwrite: bool, spark, source_model=None) -> str:
         """:meth:`write` to an output ``location`` already checked by :func:`~spark_synth.io.check_output`
-        (``spark-synth run`` checks it before fitting): sample, write with provenance, note the join."""
+        (``spark-synth run`` checks it before fitting): sample, write with provenance, note what the sampling reported."""
         from .io import write_output
 
         _log.info("sample and write: %d rows to %s", n_rows, location.target)
         written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite,
                                self.provenance(source_model), column_names=list(self.schema_.names))
-        self.note_join()
+        self.note_sampling()
         return written
 
     def provenance(self, source_model=None):

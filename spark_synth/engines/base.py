@@ -118,13 +118,33 @@ class LocalTaskRunner(TaskRunner):
 
 
 class FittedModel(ABC):
-    """A fitted generative model over codes. Its state holds only DP post-processed values."""
+    """A fitted generative model over codes. Its state holds only DP post-processed values.
+
+    A model whose sampling has something to report (DGM: the rows its validator never accepted)
+    names integer ``sampling_counters``, returns them from :meth:`sample_counted`, and turns their
+    sums over the sampling tasks into :meth:`sampling_report` — which the pipeline puts in the JSON
+    line under ``sampling_report_name`` and in MLflow, without knowing which engine made it."""
 
     engine: ClassVar[str]
+    #: Integer counts a sampling task reports (summed over the tasks); () for nothing to report.
+    sampling_counters: ClassVar[tuple[str, ...]] = ()
+    #: The JSON line's key of :meth:`sampling_report`.
+    sampling_report_name: ClassVar[str] = "sampling"
+    #: Appended to the "sample: N rows in P Spark tasks" progress line (how a task samples), or "".
+    sampling_note: ClassVar[str] = ""
 
     @abstractmethod
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         """Draw an ``(n_rows, d)`` int64 code matrix (columns in schema order)."""
+
+    def sample_counted(self, n_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, int]]:
+        """The same draws as :meth:`sample_codes`, with this task's :attr:`sampling_counters`."""
+        return self.sample_codes(n_rows, rng), {}
+
+    def sampling_report(self, counts: dict[str, int | None]) -> tuple[dict, str]:
+        """What a write of sampled rows reports, from the counters summed over its tasks (None where
+        the session could not observe them): the report and one progress line. Post-processing."""
+        return dict(counts), "sample: " + ", ".join(f"{k} {v}" for k, v in counts.items())
 
     @abstractmethod
     def to_state(self) -> dict:

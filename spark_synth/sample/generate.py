@@ -27,52 +27,55 @@ _log = layer("sample")
 ROWS_PER_PARTITION = 250_000
 
 
-#: Hidden column through which a joining model's sampling tasks report the rows they filled by random
-#: joins (first row of each batch; 0 elsewhere). It is summed by an Observation and dropped.
-FILLED_COLUMN = "_spark_synth_join_filled"
+#: Prefix of the hidden columns through which sampling tasks report a model's ``sampling_counters``
+#: (first row of each batch; 0 elsewhere). They are summed by an Observation and dropped.
+COUNTER_PREFIX = "_spark_synth_count_"
 
 
 def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: int, partitions: int | None = None,
                   observation=None):
     """A lazy DataFrame of ``n_rows`` synthetic rows (schema order and types).
 
-    For a model that joins pieces (DGM: ``sample_joined``), a pyspark ``Observation`` passed as
-    ``observation`` receives ``filled_rows`` — how many rows the validator never accepted, filled by
-    random joins — once an action (the write) has run. Post-processing of the model: not private."""
+    For a model with ``sampling_counters`` (DGM: the rows its validator never accepted), a pyspark
+    ``Observation`` passed as ``observation`` receives each counter summed over the tasks once an
+    action (the write) has run. Post-processing of the model: not private."""
     if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows <= 0:
         raise ParameterError("rows", "a whole number > 0", n_rows)
     if partitions is None:
         partitions = max(default_parallelism(spark), -(-int(n_rows) // ROWS_PER_PARTITION))
         partitions = min(partitions, int(n_rows))
-    joins = observation is not None and hasattr(model, "sample_joined")
-    sampler = _partition_sampler(model, schema, int(seed), joins)
+    counters = tuple(model.sampling_counters) if observation is not None else ()
+    sampler = _partition_sampler(model, schema, int(seed), counters)
     _log.info("sample: %d rows in %d Spark tasks (%s model%s)", int(n_rows), int(partitions), model.engine,
-              "; each task joins the partitions' pieces itself" if model.engine == "dgm" else "")
+              model.sampling_note)
     rows = spark.range(0, int(n_rows), numPartitions=int(partitions))
-    if not joins:
+    if not counters:
         return rows.mapInPandas(sampler, output_struct(schema))
     from pyspark.sql import functions as F, types as T
 
-    struct = output_struct(schema).add(T.StructField(FILLED_COLUMN, T.LongType(), nullable=False))
-    return (rows.mapInPandas(sampler, struct).observe(observation, F.sum(FILLED_COLUMN).alias("filled_rows"))
-            .drop(FILLED_COLUMN))
+    struct = output_struct(schema)
+    for name in counters:
+        struct = struct.add(T.StructField(COUNTER_PREFIX + name, T.LongType(), nullable=False))
+    sums = [F.sum(COUNTER_PREFIX + name).alias(name) for name in counters]
+    return rows.mapInPandas(sampler, struct).observe(observation, *sums).drop(*[COUNTER_PREFIX + n for n in counters])
 
 
-def _partition_sampler(model: FittedModel, schema: Schema, seed: int, joins: bool):
+def _partition_sampler(model: FittedModel, schema: Schema, seed: int, counters: tuple[str, ...]):
     def sample(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         from pyspark import TaskContext
 
         partition = TaskContext.get().partitionId()
         rng = np.random.default_rng(np.random.SeedSequence([seed, partition]))
         for batch in batches:
-            if not joins:
+            if not counters:
                 yield decode_codes(model.sample_codes(len(batch), rng), schema, rng)
                 continue
-            codes, filled = model.sample_joined(len(batch), rng)  # the same draws as sample_codes
+            codes, counts = model.sample_counted(len(batch), rng)  # the same draws as sample_codes
             frame = decode_codes(codes, schema, rng)
-            frame[FILLED_COLUMN] = np.zeros(len(frame), dtype=np.int64)
-            if len(frame):
-                frame.iloc[0, -1] = int(filled)
+            for name in counters:
+                column = np.zeros(len(frame), dtype=np.int64)
+                column[:1] = int(counts.get(name, 0))
+                frame[COUNTER_PREFIX + name] = column
             yield frame
 
     return sample

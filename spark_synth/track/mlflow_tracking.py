@@ -253,14 +253,17 @@ def _log_curves(curves: dict) -> None:
         client.log_batch(run_id, metrics=points[start:start + 1000])
 
 
-def log_output(location: str, rows: int, seed: int, timings: dict, join: dict | None = None) -> None:
-    """The written output: where, how many rows, the seed, stage timings; a dgm join's filled rows."""
+def log_output(location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None) -> None:
+    """The written output: where, how many rows, the seed, stage timings; the numbers of the model's
+    sampling report (``{name: report}``, e.g. dgm's ``join`` → metric ``join_filled_rows``)."""
     import mlflow
 
     mlflow.log_params({"output_location": location, "sample_seed": seed})
     mlflow.log_metric("rows_written", rows)
-    if join and join.get("filled_rows") is not None:
-        mlflow.log_metric("join_filled_rows", join["filled_rows"])
+    for name, report in (sampling or {}).items():
+        for key, value in report.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                mlflow.log_metric(f"{name}_{key}", value)
     mlflow.log_metrics({f"seconds_{stage}": value for stage, value in timings.items()})
 
 

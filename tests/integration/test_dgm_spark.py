@@ -73,7 +73,7 @@ def test_the_rows_filled_by_random_joins_are_counted_across_the_sampling_tasks(s
     expected = sum(synth.model_.sample_joined(hi - lo, np.random.default_rng(np.random.SeedSequence([seed, p])))[1]
                    for p, (lo, hi) in enumerate(zip(bounds, bounds[1:])))
     assert 0 < expected < n_rows  # the strict threshold leaves rows to fill
-    assert synth.last_join_ == {"acceptance": "threshold", "filled_rows": expected}
+    assert synth.last_sampling_ == {"acceptance": "threshold", "filled_rows": expected}
     assert spark.read.parquet(written).count() == n_rows
     assert f"{expected} row(s) filled by random joins" in capsys.readouterr().err
 

@@ -39,6 +39,10 @@ class DgmModel(FittedModel):
         if len(self.models) != len(self.partitions) or sorted(j for p in self.partitions for j in p) != list(range(self.n_columns)):
             raise InternalError("DGM model: partitions must be disjoint, cover every column and have one model each")
 
+    sampling_counters = ("filled_rows",)
+    sampling_report_name = "join"
+    sampling_note = "; each task joins the partitions' pieces itself"
+
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         return self.sample_joined(n_rows, rng)[0]
 
@@ -46,6 +50,17 @@ class DgmModel(FittedModel):
         """``n_rows`` code rows and how many of them the validator did not accept (random joins)."""
         return validator_join(lambda p, m: self.models[p].sample_codes(m, rng), self.partitions, self.n_columns, n_rows,
                               None if self.validator is None else self.validator.score, self.settings, rng)
+
+    def sample_counted(self, n_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, int]]:
+        codes, filled = self.sample_joined(n_rows, rng)
+        return codes, {"filled_rows": int(filled)}
+
+    def sampling_report(self, counts: dict[str, int | None]) -> tuple[dict, str]:
+        """The join rule and ``filled_rows``, the rows the validator never accepted (random joins)."""
+        filled, rule = counts.get("filled_rows"), self.settings.acceptance
+        line = (f"sample: dgm join ({rule}) done; the session did not report how many rows were filled" if filled is None
+                else f"sample: dgm join ({rule}) done; {int(filled)} row(s) filled by random joins")
+        return {"acceptance": rule, "filled_rows": None if filled is None else int(filled)}, line
 
     def fit_summary(self) -> dict:
         return dict(self._summary)
