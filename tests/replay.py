@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import spark_synth.privacy.mechanisms as mechanisms
 
@@ -70,3 +71,20 @@ def outcome(synth) -> dict:
         "model_state": json.loads(json.dumps(synth.model_.to_state())),
         "sample_codes": synth.model_.sample_codes(SAMPLE_ROWS, np.random.default_rng(SAMPLE_SEED)).tolist(),
     }
+
+
+def assert_close(a, b, path: str = "state", rel: float = 1e-9, abs: float = 1e-12) -> None:
+    """``b`` equals ``a`` key by key and item by item, floats within ``rel``/``abs`` (BLAS and torch
+    reductions, and float32 fits, may differ in the last bits across machines and builds)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            assert_close(a[k], b[k], f"{path}.{k}", rel, abs)
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_close(x, y, f"{path}[{i}]", rel, abs)
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=rel, abs=abs), path
+    else:
+        assert a == b, path

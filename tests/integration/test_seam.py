@@ -20,6 +20,7 @@ from spark_synth.io import read_input
 from spark_synth.measure import answer_frame, answer_queries
 from spark_synth.queries import MarginalQuery, MomentQuery
 from spark_synth.tasks import SparkTaskRunner
+from tests.replay import assert_close
 from tests.tiny_engine import TinySelectEngine
 
 pytestmark = pytest.mark.spark
@@ -104,21 +105,6 @@ def test_a_new_engine_needs_only_a_registration(spark, adult_sample_paths, tiny_
         Synthesizer("tiny-select", epsilon=1.0, delta=1e-9, engine_options={"rounds": 0})
 
 
-def _close(a, b, path="state"):
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), path
-        for k in a:
-            _close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):  # BLAS/torch reductions differ across machines and builds at ~1e-12
-        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
-    else:
-        assert a == b, path
-
-
 @pytest.mark.parametrize("engine", ["independent", "splice"])
 def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_paths, engine, monkeypatch):
     """Regression: the noise drawn by the pre-seam pipeline (tests/data/record_pre_seam.py, run on the
@@ -147,7 +133,7 @@ def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_
         (r["name"], pytest.approx(r["sigma"], rel=1e-14), pytest.approx(r["rho"], rel=1e-14)) for r in recorded["releases"]]
     assert synth.privacy_report_.rho_spent == pytest.approx(recorded["rho_spent"], rel=1e-14)
     assert synth.privacy_report_.rho_spent <= synth.privacy_report_.rho_requested
-    _close(recorded["model_state"], json.loads(json.dumps(synth.model_.to_state())))
+    assert_close(recorded["model_state"], json.loads(json.dumps(synth.model_.to_state())))
     # the pre-seam rows were i.i.d. draws; with those draws put back, the same model gives the same rows
     for module in (stratified, independent, splice_model):
         monkeypatch.setattr(module, "stratified_uniforms", lambda n, rng, groups=None: rng.random(n))
