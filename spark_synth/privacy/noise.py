@@ -36,24 +36,27 @@ def gaussian_measurement(scale: float, integer: bool) -> Measurement:
 
 
 def calibrated_measurement(rho: float, l2_sensitivity: float, integer: bool) -> tuple[Measurement, float, float]:
-    """The smallest-σ OpenDP Gaussian whose certified cost at ``l2_sensitivity`` is ≤ ρ.
-
-    Starts from σ = Δ / √(2ρ) and nudges σ up only if OpenDP's map rounds the cost above ρ.
-    Returns ``(measurement, sigma, certified_rho)``.
-    """
+    """The smallest-σ OpenDP Gaussian whose certified cost at ``l2_sensitivity`` is ≤ ρ (σ starts at
+    Δ / √(2ρ)). Returns ``(measurement, sigma, certified_rho)``."""
     if not (rho > 0 and math.isfinite(rho)):
         raise InternalError(f"calibration needs a positive finite rho; got {rho!r}")
     d_in = int(l2_sensitivity) if integer else float(l2_sensitivity)
     if integer and d_in != l2_sensitivity:
         raise InternalError(f"integer sensitivity expected; got {l2_sensitivity!r}")
-    scale = gaussian_sigma(l2_sensitivity, rho)
+    return _smallest_scale(lambda scale: gaussian_measurement(scale, integer), d_in, gaussian_sigma(l2_sensitivity, rho), rho,
+                           "the Gaussian mechanism")
+
+
+def _smallest_scale(make, d_in, scale: float, rho: float, what: str) -> tuple[Measurement, float, float]:
+    """``make(scale)`` from ``scale`` up, nudged up one step at a time only while OpenDP's privacy map
+    certifies a cost above ρ at ``d_in`` (its rounding); returns ``(measurement, scale, certified_rho)``."""
     for _ in range(64):
-        measurement = gaussian_measurement(scale, integer)
+        measurement = make(scale)
         certified = float(measurement.map(d_in))
         if certified <= rho:
             return measurement, scale, certified
         scale = math.nextafter(scale, math.inf) * (1.0 + 1e-15)
-    raise InternalError("could not calibrate the Gaussian mechanism within the allocated rho")
+    raise InternalError(f"could not calibrate {what} within the allocated rho")
 
 
 def add_gaussian_noise(values: np.ndarray, measurement: Measurement, integer: bool) -> np.ndarray:
@@ -73,20 +76,12 @@ def noisy_max_measurement(scale: float) -> Measurement:
 
 
 def calibrated_noisy_max(rho: float, sensitivity: float) -> tuple[Measurement, float, float]:
-    """The smallest-scale exponential mechanism whose certified zCDP cost at ``sensitivity`` is ≤ ρ.
-
-    Starts from scale = Δ / √(2ρ) (ε = 2Δ/scale, ρ = ε²/8) and nudges it up only if OpenDP's
-    map rounds the cost above ρ. Returns ``(measurement, scale, certified_rho)``."""
+    """The smallest-scale exponential mechanism whose certified zCDP cost at ``sensitivity`` is ≤ ρ
+    (scale starts at Δ / √(2ρ): ε = 2Δ/scale, ρ = ε²/8). Returns ``(measurement, scale, certified_rho)``."""
     if not (rho > 0 and math.isfinite(rho)) or not (sensitivity > 0 and math.isfinite(sensitivity)):
         raise InternalError(f"selection needs positive finite rho and sensitivity; got {rho!r}, {sensitivity!r}")
-    scale = sensitivity / math.sqrt(2.0 * rho)
-    for _ in range(64):
-        measurement = noisy_max_measurement(scale)
-        certified = float(measurement.map(float(sensitivity)))
-        if certified <= rho:
-            return measurement, scale, certified
-        scale = math.nextafter(scale, math.inf) * (1.0 + 1e-15)
-    raise InternalError("could not calibrate the exponential mechanism within the allocated rho")
+    return _smallest_scale(noisy_max_measurement, float(sensitivity), sensitivity / math.sqrt(2.0 * rho), rho,
+                           "the exponential mechanism")
 
 
 def noisy_max(measurement: Measurement, scores: np.ndarray) -> int:
