@@ -1,5 +1,5 @@
 """What FPT's within-group refinement rules change: the same fitted models, rows drawn with the
-former fixed 2σ floor and with the current rule (``engines/fpt/engine.py``, ``_within_group_shares``),
+former fixed 2σ floor and with the current rule (``engines/fpt/code_shares.py``, ``within_group_shares``),
 and — with ``--target-priors`` — with the target factors r(code, t) shrunk by other priors (in noise
 deviations of rows; the default is ``TARGET_PRIOR_SIGMAS``) or left out (``none``).
 
@@ -50,9 +50,9 @@ def main(argv=None) -> int:
 
     split = load_split(args.dataset)
     schema, real = split.schema, split.real
-    current = fpt_engine._within_group_shares
+    current = fpt_engine.within_group_shares
     rules = {"fixed 2σ floor (former)": fixed_floor_shares, "current": current}
-    current_ratios = fpt_engine._target_ratios
+    current_ratios = fpt_engine.target_ratios
 
     print(f"{args.dataset}: {len(split.frame)} train rows, epsilon 1, {args.fits} FPT fits, rows drawn with seed 0\n")
     print("| fit | rule | 1-way TVD | 2-way TVD | 3-way TVD | TSTR best | TSTR logreg |")
@@ -70,17 +70,17 @@ def main(argv=None) -> int:
             pairs[scope[1] if scope[0] == target else scope[0]] = (scope, measurement, target, total, grouping)
             return current_ratios(scope, measurement, target, total, grouping)
 
-        fpt_engine._within_group_shares, fpt_engine._target_ratios = recording, recording_ratios
+        fpt_engine.within_group_shares, fpt_engine.target_ratios = recording, recording_ratios
         try:
             state = fit("fpt", split, cpu_threads=1).to_state()
         finally:
-            fpt_engine._within_group_shares, fpt_engine._target_ratios = current, current_ratios
+            fpt_engine.within_group_shares, fpt_engine.target_ratios = current, current_ratios
         drawn = [(name, [[j, grouping, rule(values, sigma, grouping, ordered_codes(schema.columns[j])).tolist(), by_target]
                          for (j, grouping, _, by_target), (values, sigma, _) in zip(state["refinements"], recorded)])
                  for name, rule in rules.items()]
         with_current = dict(drawn)["current"]
         for prior in args.target_priors:
-            factors = {j: None if prior == "none" else fpt_engine._target_ratios(*pair, prior_sigmas=float(prior)).tolist()
+            factors = {j: None if prior == "none" else fpt_engine.target_ratios(*pair, prior_sigmas=float(prior)).tolist()
                        for j, pair in pairs.items()}
             drawn.append((f"current, target prior {prior}", [[j, grouping, shares, None if by_target is None else factors[j]]
                                                               for j, grouping, shares, by_target in with_current]))

@@ -12,7 +12,8 @@ import pytest
 from spark_synth.engines import LocalTaskRunner, get_engine
 from spark_synth.engines.fpt import FptModel
 from spark_synth.engines.fpt.config import FptConfig
-from spark_synth.engines.fpt.engine import _one_way_share, _within_group_shares
+from spark_synth.engines.fpt.code_shares import within_group_shares
+from spark_synth.engines.fpt.engine import _one_way_share
 from spark_synth.engines.fpt.compression import compress, refine
 from spark_synth.engines.fpt.workload import candidates_and_weights, first_shares
 from spark_synth.engines.groupings import coarse_groupings
@@ -136,12 +137,12 @@ def test_compression_merges_the_groups_whose_noisy_count_is_below_the_threshold(
 def test_within_a_group_codes_below_the_noise_floor_get_no_rows_only_when_another_code_clears_it():
     sigma = 10.0
     # a group of two categories: 300 clears any floor, 15 (1.5 σ) does not
-    assert _within_group_shares(np.array([300.0, 15.0, 500.0]), sigma, (0, 0, 1)).tolist() == pytest.approx([0.375, 0.0, 0.625])
+    assert within_group_shares(np.array([300.0, 15.0, 500.0]), sigma, (0, 0, 1)).tolist() == pytest.approx([0.375, 0.0, 0.625])
     # 40 codes of pure noise, one of them at 2.5 σ: the largest of 40 noise draws passes 2.5 σ with
     # probability 1 − Φ(2.5)^40 ≈ 0.22, so it is no evidence — the group keeps every code's count
     # (a fixed 2 σ bar gave that one code all of the group's rows)
     noise = np.r_[25.0, np.tile([8.0, -6.0, 3.0, -1.0], 10)[:39]]
-    weights = _within_group_shares(np.r_[1000.0, noise], sigma, (0,) + (1,) * 40)
+    weights = within_group_shares(np.r_[1000.0, noise], sigma, (0,) + (1,) * 40)
     tail = weights[1:] / weights[1:].sum()
     assert 0.1 < tail[0] < 0.5 and np.count_nonzero(tail) > 10
 
@@ -151,23 +152,23 @@ def test_an_ordered_tail_without_a_clear_code_thins_out_away_from_the_bulk():
     bulk = [900.0, 1500.0, 1200.0, 400.0]  # codes 0-3 clear the bar; codes 4-23 are a merged tail
     tail = [14.0, 9.0, -3.0, 12.0, 4.0, -8.0, 6.0, 1.0, -2.0, 11.0, -5.0, 3.0, 0.0, 17.0, -9.0, 2.0, 5.0, -1.0, 16.0, -4.0]
     values, grouping = np.array(bulk + tail), (0, 1, 2, 3) + (4,) * len(tail)
-    weights = _within_group_shares(values, sigma, grouping, ordered=len(values))[4:]
+    weights = within_group_shares(values, sigma, grouping, ordered=len(values))[4:]
     assert np.all(np.diff(weights) <= 1e-15) and weights[0] > 0  # non-increasing away from code 3
     fitted_mean = (weights * np.arange(len(tail))).sum() / weights.sum()
     clipped = np.clip(tail, 0, None)
     assert fitted_mean < 0.8 * (clipped * np.arange(len(tail))).sum() / clipped.sum()
     # the same counts in a categorical column (no order) keep their clipped counts
-    unordered = _within_group_shares(values, sigma, grouping)[4:]
+    unordered = within_group_shares(values, sigma, grouping)[4:]
     assert unordered / unordered.sum() == pytest.approx(clipped / clipped.sum())
     # a low tail (codes before the bulk) thins out downwards
-    low = _within_group_shares(values[::-1].copy(), sigma, tuple(reversed(grouping)), ordered=len(values))[:len(tail)]
+    low = within_group_shares(values[::-1].copy(), sigma, tuple(reversed(grouping)), ordered=len(values))[:len(tail)]
     assert np.all(np.diff(low) >= -1e-15)
 
 
 def test_an_ordered_column_whose_null_code_is_a_group_of_its_own_without_a_clear_count():
     # every value clears the bar, the null code (after the ordered values) is alone and empty: a
     # large table or a large ε, where compression merges nothing (this raised inside scikit-learn)
-    weights = _within_group_shares(np.array([100.0, 50.0, 0.1]), 1.0, (0, 1, 2), ordered=2)
+    weights = within_group_shares(np.array([100.0, 50.0, 0.1]), 1.0, (0, 1, 2), ordered=2)
     assert weights.tolist() == pytest.approx([100 / 150.1, 50 / 150.1, 0.1 / 150.1])
 
 

@@ -17,7 +17,7 @@ from scipy.special import logsumexp
 
 import spark_synth.engines.fpt.draws as draws_module
 from spark_synth.engines import get_engine
-from spark_synth.engines.fpt.engine import ABSENT
+from spark_synth.engines.fpt.code_shares import ABSENT
 from spark_synth.engines.fpt.graphical import GibbsModel, JunctionTree
 from spark_synth.engines.fpt.model import FptModel
 from spark_synth.engines.fpt.draws import TreeSampler, TreeStructure

@@ -26,16 +26,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ...errors import InternalError, ParameterError
+from ...errors import ParameterError
 from ...logs import layer
 from ...privacy import NoisyMeasurement, split_rho
 from ...queries import MarginalQuery
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings, ordered_codes
-from ..one_way import OneWayConfig, distribution_over_ranges, range_grouping
 from ..postprocess import estimate_total, probabilities_from_counts
 from ..torch_threads import torch_threads
+from .code_shares import (absent_nulls, pooled_counts, shrunk_shares, swamped_columns, target_ratios,
+                          within_group_shares, without)
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
 from .estimation import MirrorDescent, Observation, project
@@ -49,22 +50,11 @@ from .workload import (Candidate, candidates_and_weights, first_shares, hierarch
 _log = layer("engines")
 
 
-#: Codes counted below this many noise deviations get no rows inside a group that has codes above it
-#: (and a null cell below it is absent): the 1-way histograms' ``null_floor``.
-FLOOR_SIGMAS = OneWayConfig.null_floor
-#: ... nor below the count that m codes of pure noise all stay under with probability 1 − this (m: the group's codes).
-FLOOR_FALSE_PASS = 0.05
-#: Log-potential of a code the model gives no mass (exp underflows to 0; finite, so sum-product stays NaN-free).
-ABSENT = -1.0e4
-#: A column is swamped by the noise when its codes hold fewer rows than this many σ on average (``independent``'s ranges).
-SIGMAS_PER_RANGE = OneWayConfig.one_way_sigmas_per_range
 #: The model-size cap's growth: cells of the largest bag allowed per share of the budget spent (AIM's
 #: schedule; until 2026-12-06 it was max_model_cells, 2 M).
 MODEL_CELLS_PER_BUDGET = 2_000_000
 #: A candidate whose model answer (a marginal across bags) would build a larger table is not offered.
 ANSWER_CELLS = 2_000_000
-#: Prior weight of a group's target rates in a code's (target pairs' refinement), in noise deviations.
-TARGET_PRIOR_SIGMAS = 3.0
 
 
 @dataclass
@@ -107,7 +97,7 @@ class FptEngine(Engine):
             fitter.fit(observations, self.options.final_iterations)
             _log.info("fpt: final fit, %d mirror-descent steps, error %.2f sigma per measured cell (RMS)",
                       len(fitter.history) - 1, fitter.error_in_sigmas())
-            model = FptModel([c.size for c in schema], measured.sizes, _without(fitter.potentials(), measured.absent), measured.total,
+            model = FptModel([c.size for c in schema], measured.sizes, without(fitter.potentials(), measured.absent), measured.total,
                              measured.refinements, summary=measured.summary, target=measured.target)
             return model.record_loss_curves({"round_loss": measured.round_losses, "final_loss": fitter.history})
 
@@ -143,10 +133,10 @@ class FptEngine(Engine):
         total = estimate_total(released)  # every histogram of the first pass (levels, target pairs too) estimates N
         released, paired = released[: len(released) - len(pair_scopes)], released[len(released) - len(pair_scopes):]
         paired_with = {(scope[0] if scope[1] == target else scope[1]): (scope, m) for scope, m in zip(pair_scopes, paired)}
-        counts = [_pooled_counts(m, *paired_with[j], target) if j in paired_with else (np.asarray(m.values, dtype=np.float64), m.sigma)
+        counts = [pooled_counts(m, *paired_with[j], target) if j in paired_with else (np.asarray(m.values, dtype=np.float64), m.sigma)
                   for j, m in enumerate(released[: len(one_way)])]
         # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
-        swamped = _swamped_columns(schema, counts, total, target, groupings)
+        swamped = swamped_columns(schema, counts, total, target, groupings)
         if o.refine_dense:
             groupings = [refine(g, values, total / o.numeric_groups) for g, (values, _) in zip(groupings, counts)]
         ranged = {j for j, ranges in swamped.items() if ranges is not None and ranges != groupings[j]}  # sized to the noise
@@ -159,14 +149,14 @@ class FptEngine(Engine):
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
             candidates = [c for c in candidates if _shape_key(c) in prepared]
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
-        absent = _absent_nulls(schema, counts, groupings)
+        absent = absent_nulls(schema, counts, groupings)
         axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
         observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         observations += [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
-        refinements = {j: (groupings[j], _shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
-                           else _within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
-                           _target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
+        refinements = {j: (groupings[j], shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
+                           else within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
+                           target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
                        for j, (values, sigma) in enumerate(counts) if groupings[j] is not None}
         rounds = max(1, round(o.rounds_per_column * len(schema)))
         rho_round = oracle.rho_remaining / rounds
@@ -434,125 +424,3 @@ def _target_index(schema: Schema, groupings) -> int | None:
         return None
     t = schema.names.index(schema.target)
     return t if groupings[t] is None else None
-
-
-def _within_group_shares(values: np.ndarray, sigma: float, grouping, ordered: int = 0) -> np.ndarray:
-    """Weights of a column's codes inside their model groups from its noisy counts (post-processing).
-
-    A code *passes* when its count is above the largest of m pure-noise counts with probability
-    ``1 − FLOOR_FALSE_PASS`` (m: the codes of its group; at least ``FLOOR_SIGMAS``·σ): codes below
-    get none where another code of their group passes — a group of sparse codes (compression's
-    merged tail) would otherwise spread its rows over noise, or, with a fixed bar, give them all to
-    the one code whose noise happened to be largest. In a group where none passes, the first
-    ``ordered`` codes (an ordered column's values) get the least-squares fit of their counts that
-    decreases away from the column's nearest passing code (a tail thins out away from the bulk of
-    the data) instead of their scattered noisy counts; other codes keep their counts (clipped at 0)."""
-    from scipy.stats import norm  # here, not at import: sampling tasks load this package, and scipy.stats takes 0.5 s
-
-    values = np.asarray(values, dtype=np.float64)
-    groups = np.asarray(grouping, dtype=np.int64)
-    members = np.bincount(groups)
-    bar = np.maximum(FLOOR_SIGMAS, norm.isf(FLOOR_FALSE_PASS / members)) * sigma
-    passed = values >= bar[groups]
-    group_passes = np.bincount(groups, weights=passed, minlength=members.size) > 0
-    weights = np.where(passed | ~group_passes[groups], np.clip(values, 0.0, None), 0.0)
-    anchors = np.flatnonzero(passed[:ordered])
-    if anchors.size:
-        from sklearn.isotonic import isotonic_regression
-
-        codes = np.arange(ordered)
-        distance = np.abs(codes[:, None] - anchors[None, :]).min(axis=1)
-        ordered_groups = groups[:ordered]
-        for group in np.unique(ordered_groups[~group_passes[ordered_groups]]):  # not the null code's own group
-            tail = codes[ordered_groups == group]
-            tail = tail[np.lexsort((tail, distance[tail]))]  # nearest the bulk first
-            weights[tail] = isotonic_regression(values[tail], y_min=0.0, increasing=False)
-    return weights / max(weights.sum(), 1e-12)
-
-
-def _swamped_columns(schema: Schema, counts: list, total: float, target: int | None, groupings: list) -> dict:
-    """Columns whose codes hold fewer than ``SIGMAS_PER_RANGE`` noise deviations of rows on average
-    (from the DP row estimate and public σ), each mapped to its model groups: an ordered column →
-    contiguous ranges holding that many (``one_way.range_grouping``; its public ranges when those are
-    coarser, which compression may still merge); an unordered one → None (compression's groups).
-    Inside the groups the codes' shares come from :func:`_shrunk_shares`. Post-processing of DP
-    releases and public sizes."""
-    out = {}
-    for j, (column, (values, sigma)) in enumerate(zip(schema, counts)):
-        if j == target or column.hierarchy or total / column.n_values >= SIGMAS_PER_RANGE * sigma:
-            continue
-        ranges = range_grouping(column, total, sigma, SIGMAS_PER_RANGE)
-        if ranges is not None and groupings[j] is not None and max(groupings[j]) <= max(ranges):
-            ranges = groupings[j]  # the public ranges are coarser already (compression may merge them)
-        out[j] = ranges
-    return out
-
-
-def _shrunk_shares(values: np.ndarray, sigma: float, ranges, total: float) -> np.ndarray:
-    """A swamped column's distribution over its codes, as ``independent``'s 1-way estimate makes it
-    from one release (:func:`~..one_way.distribution_over_ranges` of the ranges' noisy sums).
-    Post-processing of a DP release."""
-    ranges = np.asarray(ranges, dtype=np.int64)
-    return distribution_over_ranges(ranges, np.bincount(ranges, weights=values), total, values, sigma**2)
-
-
-def _absent_nulls(schema: Schema, counts: list, groupings) -> dict[int, int]:
-    """Per nullable column whose noisy null count (pooled) is below ``FLOOR_SIGMAS``·σ and whose null
-    code is a model code of its own: that model code, which the fitted model gives no mass (a
-    column without nulls gets none from the noise on its null cell; post-processing, as
-    ``independent``'s ``null_floor``)."""
-    absent = {}
-    for j, (column, (values, sigma), grouping) in enumerate(zip(schema, counts, groupings)):
-        null = column.null_code
-        if null is None or values[null] >= FLOOR_SIGMAS * sigma:
-            continue
-        if grouping is None:
-            absent[j] = null
-        elif list(grouping).count(grouping[null]) == 1:
-            absent[j] = int(grouping[null])
-    return absent
-
-
-def _without(potentials: dict, absent: dict) -> dict:
-    """``potentials`` with each column's absent model code given log-potential ``ABSENT`` (no mass)."""
-    potentials = dict(potentials)
-    for j, code in absent.items():
-        scope = next((s for s in potentials if j in s), None)
-        if scope is None:  # every column has its 1-way observation, so a potential
-            raise InternalError(f"fpt: column {j} has no potential to mask")
-        table = potentials[scope].clone()
-        index = [slice(None)] * table.dim()
-        index[scope.index(j)] = code
-        table[tuple(index)] = ABSENT
-        potentials[scope] = table
-    return potentials
-
-
-def _pooled_counts(one_way: NoisyMeasurement, scope: tuple, pair: NoisyMeasurement, target: int) -> tuple[np.ndarray, float]:
-    """A column's counts from its noisy 1-way and its noisy table with the target summed over the
-    target, inverse-variance weighted (both are releases of the same counts); with their noise σ."""
-    summed = np.asarray(pair.values, dtype=np.float64).sum(axis=scope.index(target))
-    weight_one, weight_pair = 1.0 / one_way.sigma**2, 1.0 / (pair.values.shape[scope.index(target)] * pair.sigma**2)
-    pooled = (weight_one * np.asarray(one_way.values, dtype=np.float64) + weight_pair * summed) / (weight_one + weight_pair)
-    return pooled, 1.0 / math.sqrt(weight_one + weight_pair)
-
-
-def _target_ratios(scope: tuple, measurement: NoisyMeasurement, target: int, total: float, grouping,
-                   prior_sigmas: float = TARGET_PRIOR_SIGMAS) -> np.ndarray:
-    """(column codes × target codes) factors r(code, t) ≈ P(t | code) / P(t | group) from the noisy
-    (column, target) table: refining a sampled group by P(code | group)·r(code, t) draws its code
-    given the row's target value. Each code's target rates are shrunk towards its group's by a
-    prior worth ``prior_sigmas`` noise deviations of rows (codes with few rows keep their
-    group's rates; post-processing of the table's release)."""
-    values = np.asarray(measurement.values, dtype=np.float64)
-    table = total * probabilities_from_counts(values.ravel(), total).reshape(values.shape)
-    table = table.T if scope[0] == target else table
-    groups = np.asarray(grouping, dtype=np.int64)
-    by_group = np.zeros((int(groups.max()) + 1, table.shape[1]))
-    np.add.at(by_group, groups, table)
-    overall = table.sum(axis=0) / max(table.sum(), 1e-12)
-    held = by_group.sum(axis=1, keepdims=True)
-    group_rates = np.where(held > 0, by_group / np.maximum(held, 1e-12), overall)[groups]
-    prior = prior_sigmas * measurement.sigma
-    rates = (table + prior * group_rates) / (table.sum(axis=1, keepdims=True) + prior)
-    return rates / np.maximum(group_rates, 1e-12)
