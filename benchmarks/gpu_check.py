@@ -57,7 +57,8 @@ def splice_residual(engine: SpliceEngine, schema, measurements, model) -> float:
     """‖m(model) − m̃‖ / ‖m̃‖: the returned mixture's sliced Chebyshev moments against the noisy target."""
     from spark_synth.engines.splice.closed_form import GaussianParameters
     from spark_synth.engines.splice.directions import make_directions
-    from spark_synth.engines.splice.engine import MOMENTS, encoding_knots, moment_operator
+    from spark_synth.engines.splice.engine import MOMENTS, encoding_knots
+    from spark_synth.engines.splice.match import moment_operator
     from spark_synth.schema.embedding import Embedding
 
     o = engine.options

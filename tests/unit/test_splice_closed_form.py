@@ -9,7 +9,7 @@ from numpy.polynomial import chebyshev
 
 from spark_synth.engines.splice.closed_form import chebyshev_power_coefficients, series_exp, series_log
 from spark_synth.engines.splice.directions import make_directions
-from spark_synth.engines.splice.engine import moment_operator
+from spark_synth.engines.splice.match import moment_operator
 from spark_synth.engines.splice.model import SpliceModel
 from spark_synth.schema.embedding import Embedding
 from tests.helpers import tiny_schema

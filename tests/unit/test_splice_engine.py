@@ -191,7 +191,7 @@ def test_adam_step_follows_torch_adam_with_cosine_schedule():
     """The written-out Adam step (one flat vector) reproduces torch.optim.Adam + CosineAnnealingLR."""
     import torch
 
-    from spark_synth.engines.splice.engine import adam_step, cosine_rate
+    from spark_synth.engines.splice.match import adam_step, cosine_rate
 
     rng = np.random.default_rng(0)
     a, b = torch.as_tensor(rng.normal(size=(6, 6))), torch.as_tensor(rng.normal(size=6))

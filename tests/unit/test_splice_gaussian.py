@@ -12,7 +12,8 @@ from scipy import stats
 from spark_synth.engines import IndependentEngine, SpliceEngine
 from spark_synth.engines.splice.closed_form import GaussianParameters, gaussian_scaled_moments
 from spark_synth.engines.splice.directions import make_directions
-from spark_synth.engines.splice.engine import gaussian_columns, moment_operator
+from spark_synth.engines.splice.engine import gaussian_columns
+from spark_synth.engines.splice.match import moment_operator
 from spark_synth.engines.splice.gaussian import GaussianBlock
 from spark_synth.errors import ParameterError
 from spark_synth.schema import Column, ColumnType, OutOfDomainPolicy, Schema, encode_frame

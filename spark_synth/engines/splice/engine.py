@@ -29,7 +29,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -46,9 +46,10 @@ from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_w
 from ..postprocess import estimate_total
 from .directions import make_directions
 from .gaussian import GaussianBlock
+from .match import match, match_terms, null_share
 from .model import SpliceModel
-from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, ComponentSpread, PairMisfit, anchors_line, candidate_pairs, model_tables,
-                    pair_query, pair_targets)
+from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, anchors_line, candidate_pairs, model_tables, pair_query,
+                    pair_targets)
 
 _log = layer("engines")
 
@@ -171,11 +172,6 @@ def encoding_knots(schema: Schema, anchors, mix: float) -> dict[str, np.ndarray]
     return knots
 
 
-def _null_share(anchor: np.ndarray, column) -> float:
-    """The DP 1-way distribution's share of nulls (0 for a column that cannot hold them)."""
-    return float(anchor[column.null_code] / anchor.sum()) if column.nullable else 0.0
-
-
 def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_share: float = 0.0) -> tuple[int, ...]:
     """Columns modelled by the Gaussian block (``numeric_model="gaussian"`` only): integer/continuous
     columns that cannot hold nulls, or whose DP null share (from the 1-way anchors: post-processing)
@@ -189,7 +185,7 @@ def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_
     for j, c in enumerate(schema):
         if c.type.is_discrete:
             continue
-        if not c.nullable or (anchors is not None and _null_share(anchors[j], c) <= max_null_share):
+        if not c.nullable or (anchors is not None and null_share(anchors[j], c) <= max_null_share):
             out.append(j)
     return tuple(out)
 
@@ -374,7 +370,7 @@ class SpliceEngine(Engine):
                                 pair_targets(schema, measurements, rows), float(by_name[MOMENTS].sigma) / rows)
 
             def one_fit(i: int):
-                return _match(schema, embedding, target, anchors, numeric, shared, o, terms, seed=fit_seed(o.fit_seed, i),
+                return match(schema, embedding, target, anchors, numeric, shared, o, terms, seed=fit_seed(o.fit_seed, i),
                               label=f"splice Match, fit {i + 1}/{fits}" if fits > 1 else "splice Match")
 
             with ThreadPoolExecutor(max_workers=parallel_fits(fits, o.cpu_threads)) as pool:
@@ -390,10 +386,10 @@ class SpliceEngine(Engine):
             values = [schema.columns[j].n_values for j in numeric]
             calibration = (tuple(anchors[j][:v] for j, v in zip(numeric, values))
                            if anchors is not None and o.rake_sweeps > 0 else None)
-            null_share = tuple(_null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0 for j in numeric)
+            nulls = tuple(null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0 for j in numeric)
             block = GaussianBlock(columns=numeric, mean=gaussian[0], factor=gaussian[1], diag=gaussian[2],
                                   edges=tuple(embedding.value_edges(j) for j in numeric), calibration=calibration,
-                                  null_share=null_share)
+                                  null_share=nulls)
         model = SpliceModel(weights, probabilities, estimated_rows=rows, gaussian=block)
         return model.record_loss_curves({"match_loss" if i == 0 else f"match_loss_{i + 1}": r[3] for i, r in enumerate(results)})
 
@@ -461,188 +457,3 @@ def shared_columns(schema: Schema, gaussian: Sequence[int], max_component_codes:
     noise at the moments' resolution (diabetes_readmission's 916 ICD-9 codes: each such pair's TVD
     was above its independent value); shared, the column is independent of the rest in the model."""
     return frozenset(j for j, c in enumerate(schema) if j not in gaussian and c.size > max_component_codes)
-
-
-def _device(choice: str):
-    import torch
-
-    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
-        return torch.device("cuda")
-    return torch.device("cpu")
-
-
-def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: int, device,
-                    gaussian: tuple[int, ...] = (), embedding: Embedding | None = None):
-    """The closed-form moment operator for these directions (PyTorch, on ``device``) over
-    ``embedding`` (default: the affine one); the columns in ``gaussian`` are left to the Gaussian
-    block (their value coordinates' direction weights)."""
-    from .closed_form import SlicedMomentOperator
-
-    embedding = embedding or Embedding(schema)
-    projections, column_dirs = [], []
-    for j in range(len(schema)):
-        if j in gaussian:
-            continue
-        dirs = np.array([l for l, s in enumerate(supports) if j in s], dtype=np.int64)
-        block = directions[dirs][:, embedding.block(j)]  # (L_c, width_j)
-        projections.append(block @ embedding.code_vectors(j).T)  # (L_c, size_j)
-        column_dirs.append(dirs)
-    gaussian_directions = directions[:, [embedding.offsets[j] for j in gaussian]] if gaussian else None
-    return SlicedMomentOperator(projections, column_dirs, len(directions), degree, device, gaussian_directions)
-
-
-def _gaussian_start(embedding: Embedding, numeric: tuple[int, ...], anchors) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column mean and variance of the value coordinate: from the DP 1-way marginals when
-    present (bin centres), else those of a uniform law on [-1, 1]."""
-    if anchors is None:
-        return np.zeros(len(numeric)), np.full(len(numeric), 1.0 / 3.0)
-    means, variances = [], []
-    for j in numeric:
-        n_values = embedding.schema.columns[j].n_values
-        centres, p = embedding.code_vectors(j)[:n_values, 0], anchors[j][:n_values] / max(anchors[j][:n_values].sum(), 1e-12)
-        mean = float(p @ centres)
-        means.append(mean)
-        variances.append(max(float(p @ (centres - mean) ** 2), 1e-4))
-    return np.array(means), np.array(variances)
-
-
-def adam_step(theta, grad, state: dict, lr: float, betas=(0.9, 0.999), eps: float = 1e-8) -> None:
-    """One Adam update of ``theta`` in place (the update rule of ``torch.optim.Adam`` with its defaults, no
-    weight decay). Written out because constructing any ``torch.optim`` optimiser imports torch._dynamo,
-    ~2 s of a cold process's Match; on one flat parameter vector it is five tensor operations."""
-    import torch
-
-    if not state:
-        state.update(step=0, exp_avg=torch.zeros_like(theta), exp_avg_sq=torch.zeros_like(theta))
-    state["step"] += 1
-    beta1, beta2 = betas
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    with torch.no_grad():
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        bias_correction1, bias_correction2 = 1 - beta1 ** state["step"], 1 - beta2 ** state["step"]
-        denom = (exp_avg_sq.sqrt() / bias_correction2**0.5).add_(eps)
-        theta.addcdiv_(exp_avg, denom, value=-lr / bias_correction1)
-
-
-def cosine_rate(step: int, steps: int, rate: float, floor: float) -> float:
-    """Learning rate at 0-based ``step`` of a cosine schedule from ``rate`` down to ``floor`` over ``steps``."""
-    return floor + (rate - floor) * (1 + math.cos(math.pi * step / steps)) / 2
-
-
-class MatchTerms(NamedTuple):
-    """The final Match's loss terms, built once from the releases and public inputs and shared,
-    read-only, by every pooled fit: the moment operator, the pair anchors' misfit and the
-    component-spread prior (None when off)."""
-
-    device: object
-    operator: object
-    misfit: PairMisfit | None
-    spread: ComponentSpread | None
-
-
-def match_terms(schema, embedding, directions, supports, anchors, numeric: tuple[int, ...], shared: frozenset[int],
-                o: SpliceConfig, pairs=(), moment_sigma: float = 1.0) -> MatchTerms:
-    """:class:`MatchTerms` for these releases: the pair anchors weighted as a Gaussian likelihood on
-    the moments' scale (``moment_sigma`` their noise per unit row), the spread prior on the pair
-    anchors' scale (σ̄ their mean noise σ)."""
-    device = _device(o.device)
-    operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
-    misfit = PairMisfit(schema, embedding, numeric, {j: _null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0
-                                                     for j in numeric}, pairs, o.pair_weight * moment_sigma ** 2 / len(directions),
-                        device) if pairs else None
-    spread = None
-    if pairs and o.spread_weight > 0:  # a shared column has one distribution for every component: no spread
-        spread = ComponentSpread(misfit, schema, embedding, [j for j in range(len(schema)) if j not in shared],
-                                 coarse_groupings(schema, o.pair_groups),
-                                 o.spread_weight * o.pair_weight * moment_sigma ** 2 / len(directions)
-                                 / float(np.mean([p.sigma ** 2 for p in pairs])), device)
-    return MatchTerms(device, operator, misfit, spread)
-
-
-def _match(schema, embedding, target, anchors, numeric: tuple[int, ...], shared: frozenset[int], o: SpliceConfig,
-           terms: MatchTerms, *, seed: int, label: str = "splice Match"):
-    """Adam on the SPLICE loss (``terms``) from an initialisation drawn with ``seed``; returns mixture
-    weights, per code-modelled column (K, size) probabilities, the Gaussian block's (mean, factor,
-    diag) or None, and the loss history. Progress is logged under ``label``."""
-    import torch
-
-    from .closed_form import GaussianParameters
-
-    device, operator, misfit, spread = terms
-    generator = torch.Generator(device="cpu").manual_seed(seed)
-    start = anchors or [np.full(c.size, 1.0 / c.size) for c in schema]
-    logits = [  # a shared column: one row of logits for every component
-        torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3)[None, :] if j in shared else
-        torch.log(torch.as_tensor(p, dtype=torch.float64) + 1e-3).expand(o.components, -1)
-        + 0.5 * torch.randn(o.components, len(p), generator=generator, dtype=torch.float64)
-        for j, p in enumerate(start) if j not in numeric
-    ]
-    gaussian_raw: list = []
-    if numeric:
-        mean0, var0 = (torch.as_tensor(v, dtype=torch.float64) for v in _gaussian_start(embedding, numeric, anchors))
-        k, g = o.components, len(numeric)
-        gaussian_raw = [
-            (mean0 + 0.5 * var0.sqrt() * torch.randn(k, g, generator=generator, dtype=torch.float64)),
-            (0.3 * var0.sqrt()[:, None] * torch.randn(k, g, o.rank, generator=generator, dtype=torch.float64)),
-            torch.log(0.5 * var0).expand(k, g).clone(),
-        ]
-    # every parameter is a view of one flat vector: one Adam update, one snapshot of the best state
-    blocks = [torch.zeros(o.components, dtype=torch.float64), *logits, *gaussian_raw]
-    shapes, sizes = [b.shape for b in blocks], [b.numel() for b in blocks]
-    theta = torch.cat([b.reshape(-1) for b in blocks]).to(device).requires_grad_()
-    n_logits = len(logits)
-
-    def unpack(flat):
-        return [part.view(shape) for part, shape in zip(torch.split(flat, sizes), shapes)]
-
-    target_t = torch.as_tensor(target, dtype=torch.float64, device=device)
-    j_weights = 1.0 / torch.arange(1, o.degree + 1, dtype=torch.float64, device=device) ** 2
-    code_anchors = [a for j, a in enumerate(anchors) if j not in numeric] if anchors else None
-    anchor_t = [torch.as_tensor(a, dtype=torch.float64, device=device) for a in code_anchors] if code_anchors else None
-
-    def gaussian_parameters(raw):
-        return GaussianParameters(raw[0], raw[1], torch.exp(raw[2]) + 1e-8) if raw else None
-
-    def loss_fn(flat):
-        weight_logits, *rest = unpack(flat)
-        weights = torch.softmax(weight_logits, 0)
-        probs = [torch.softmax(l, 1).expand(o.components, -1) for l in rest[:n_logits]]
-        moments = operator.mixture_moments(weights, probs, gaussian_parameters(rest[n_logits:]))
-        loss = (((moments - target_t) ** 2) * j_weights).sum(1).mean()
-        if anchor_t is not None and o.anchor_weight > 0:
-            loss = loss + o.anchor_weight * sum(((weights @ p - a) ** 2).sum() for p, a in zip(probs, anchor_t))
-        if misfit is not None:
-            loss = loss + misfit(weights, probs, gaussian_parameters(rest[n_logits:]))
-        if spread is not None:
-            loss = loss + spread(weights, probs, gaussian_parameters(rest[n_logits:]))
-        return loss
-
-    best, best_state, stale = math.inf, None, 0
-    history: list[float] = []  # the loss at every step (of a fit to noisy moments: post-processing)
-    report_every = max(1, o.steps // 10)
-    adam: dict = {}
-    for step in range(o.steps):
-        loss = loss_fn(theta)
-        (grad,) = torch.autograd.grad(loss, theta)
-        adam_step(theta, grad, adam, cosine_rate(step, o.steps, o.learning_rate, o.learning_rate * 0.05))
-        value = float(loss.detach())
-        history.append(value)
-        if (step + 1) % report_every == 0:
-            _log.info("%s: step %d/%d, loss %.6g", label, step + 1, o.steps, value)
-        if value < best * (1 - 1e-4):
-            best, stale = value, 0
-            best_state = theta.detach().clone()  # as before: the parameters just after this step's update
-        else:
-            stale += 1
-            if stale >= o.patience:
-                _log.info("%s: stopped at step %d/%d (no improvement for %d steps), best loss %.6g",
-                          label, step + 1, o.steps, o.patience, best)
-                break
-    weight_logits, *rest = unpack(best_state)
-    weights = torch.softmax(weight_logits, 0).cpu().numpy()
-    probabilities = [torch.softmax(l, 1).expand(o.components, -1).cpu().numpy() for l in rest[:n_logits]]
-    gaussian = gaussian_parameters(rest[n_logits:])
-    if gaussian is not None:
-        gaussian = tuple(t.cpu().numpy() for t in gaussian)
-    return weights, probabilities, gaussian, history
