@@ -18,7 +18,7 @@ def test_declared_types_map_to_drafted_columns_with_todos():
     assert drafted == [
         {"name": "age", "type": "integer", "min": "TODO", "max": "TODO"},
         {"name": "score", "type": "continuous", "min": "TODO", "max": "TODO", "nullable": False},
-        {"name": "price", "type": "continuous", "min": "TODO", "max": "TODO"},
+        {"name": "price", "type": "continuous", "min": "TODO", "max": "TODO", "decimals": 2},  # DECIMAL(10,2)
         {"name": "city name", "type": "categorical", "categories": "TODO"},
         {"name": "code", "type": "categorical", "categories": "TODO"},
         {"name": "note: x", "type": "TODO"},  # a CSV column: its type is not declared, so not guessed
