@@ -65,7 +65,8 @@ from .privacy.thresholding import release_keys, threshold_for
 from .privacy.unit import ROW, PrivacyUnit
 from .schema.columns import ColumnType, temporal_text
 from .schema.cost import PrepassCost
-from .schema.draft import BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TEMPORAL, UNDECLARED, DeclaredColumn
+from .schema.draft import (BOOLEAN, DATE, FRACTIONAL, INTEGRAL, STRING, TEMPORAL, UNDECLARED, DeclaredColumn,
+                           declared_decimals)
 from .schema.readers import TODO
 
 #: δ of the pre-pass when ``--dp-delta`` is not given.
@@ -308,6 +309,8 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile, types_only
             entry.update(type=kind, min=TODO, max=TODO)
         else:
             entry.update(type=kind, min=int(low) if integer else low, max=int(high) if integer else high)
+        if kind == "continuous":
+            entry.update(declared_decimals(column))
         how += f"; {detail}"
     if not column.nullable:
         entry["nullable"] = False

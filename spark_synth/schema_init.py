@@ -113,7 +113,7 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
 
                 charge.settle(rho=result.cost.rho, epsilon=result.cost.epsilon)
                 ledger = charged(charge)
-        drafted = [_keep_decimals(result.columns.get(c["name"], c), c) for c in drafted]
+        drafted = [result.columns.get(c["name"], c) for c in drafted]
         notes, warnings = {**notes, **result.notes}, result.warnings
         prepass = {**result.cost.to_dict(), "input": str(input), "dataset_id": dataset, "method": plan.flag,
                    "epsilon_given": epsilon, "columns_read": [p.column.name for p in plan.columns],
@@ -132,13 +132,6 @@ def init_schema(*, input: str, output: str, columns: list[str] | None = None, ex
     if ddl_columns is not None:
         summary["types_from_ddl"] = ddl_columns
     return summary
-
-
-def _keep_decimals(estimated: dict, declared: dict) -> dict:
-    """The pre-pass's entry with the declared column's ``decimals`` (a DECIMAL(p, s)'s s) when it stays continuous."""
-    if "decimals" in declared and estimated.get("type") == "continuous":
-        return {**estimated, "decimals": declared["decimals"]}
-    return estimated
 
 
 def _unit(column: str | None, max_rows: int | None, dp: bool):

@@ -68,8 +68,6 @@ def release_query(privacy_filter: PrivacyFilter, query: Query, exact: np.ndarray
 def integer_l2_sensitivity(query: Query, rows_per_unit: int = 1) -> int:
     """The query's ℓ2 sensitivity when one unit of at most ``rows_per_unit`` rows is added or removed,
     in integer units, rounded UP (what the discrete Gaussian is calibrated to)."""
-    if rows_per_unit == 1:
-        return query.integer_l2_sensitivity
     return int(math.ceil(rows_per_unit * query.l2_sensitivity * query.unit))
 
 

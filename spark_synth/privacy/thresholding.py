@@ -70,8 +70,6 @@ def threshold_for(sigma: float, delta: float) -> int:
 def unit_threshold_for(sigma: float, delta: float, rows_per_unit: int = 1) -> int:
     """The smallest τ with K·P[Z ≥ τ − K] ≤ δ (K = ``rows_per_unit``; for K = 1, :func:`threshold_for`)."""
     k = int(rows_per_unit)
-    if k == 1:
-        return threshold_for(sigma, delta)
     return threshold_for(sigma, delta / k) - 1 + k
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from ..errors import SchemaError
+from ..errors import SchemaError, UserInputError
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class PrepassCost:
 
         try:
             unit = PrivacyUnit.from_dict(raw.get("privacy_unit"))
-        except Exception as exc:  # noqa: BLE001 (a ValueError or a ParameterError naming the field)
+        except (ValueError, UserInputError) as exc:  # malformed, or a ParameterError naming the field
             raise SchemaError(f"{source}: 'dp_prepass.privacy_unit' is malformed ({exc}); restore it (or draft the schema "
                               "again)") from None
         return cls(**{k: raw[k] for k in keys}, unit_column=unit.column, unit_max_rows=unit.max_rows)

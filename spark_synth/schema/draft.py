@@ -85,6 +85,12 @@ def pick_columns(declared: list[DeclaredColumn], columns: list[str] | None, excl
     return picked
 
 
+def declared_decimals(column: DeclaredColumn) -> dict:
+    """``{"decimals": s}`` for a DECIMAL(p, s) column (its values are written to s places), else ``{}``."""
+    scale = re.fullmatch(r"decimal\(\d+,\s*(\d+)\)", column.spark_type.strip().lower())
+    return {"decimals": int(scale.group(1))} if scale is not None and int(scale.group(1)) <= MAX_DECIMALS else {}
+
+
 def draft_column(column: DeclaredColumn) -> dict:
     """The schema-file entry of one declared column, with ``TODO`` for what only the user knows."""
     out: dict = {"name": column.name}
@@ -93,10 +99,7 @@ def draft_column(column: DeclaredColumn) -> dict:
     elif column.kind == INTEGRAL:
         out.update(type="integer", min=TODO, max=TODO)
     elif column.kind == FRACTIONAL:
-        out.update(type="continuous", min=TODO, max=TODO)
-        scale = re.fullmatch(r"decimal\(\d+,\s*(\d+)\)", column.spark_type.strip().lower())
-        if scale is not None and int(scale.group(1)) <= MAX_DECIMALS:  # a DECIMAL(p, s) column: written to s places
-            out["decimals"] = int(scale.group(1))
+        out.update(type="continuous", min=TODO, max=TODO, **declared_decimals(column))
     elif column.kind == BOOLEAN:
         out.update(type="boolean")
     elif column.kind in TEMPORAL:
