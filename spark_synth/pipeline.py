@@ -186,10 +186,19 @@ class Synthesizer:
         return warnings
 
     # ---- sample --------------------------------------------------------------------------
-    def sample(self, n_rows: int, seed: int | None = None, spark=None, partitions: int | None = None):
+    def sample(self, n_rows: int, seed: int | None = None, spark=None, partitions: int | None = None, *,
+               conditions=None, rows_per: str | None = None):
         """A Spark DataFrame of ``n_rows`` synthetic rows (costs no privacy budget). Refused, before
-        anything runs, when a column would be (almost) all null (:meth:`check_columns`)."""
+        anything runs, when a column would be (almost) all null (:meth:`check_columns`).
+
+        ``conditions`` — a condition text (``"defaulted = 'Yes' AND age >= 65"``, docs/sampling.md) or
+        a mapping ``{"defaulted": "Yes", "region": ["north", "east"]}`` — makes every row satisfy it, drawn
+        exactly from the model conditioned on it; ``rows_per`` (a categorical column) gives each of its
+        values its model share of the rows, exactly. ``last_condition_`` then says what was asked and
+        the condition's model probability."""
         from .sample import generate_rows
+        from .sample.conditions import as_condition
+        from .sample.plan import sampling_plan
 
         self._check_fitted()
         check_rows(n_rows)
@@ -199,6 +208,8 @@ class Synthesizer:
             from .session import get_spark
 
             spark = get_spark()
+        plan = sampling_plan(self.model_, self.schema_, n_rows, as_condition(conditions, self.schema_), rows_per)
+        self.last_condition_ = plan.summary()
         self.last_seed_ = secrets.randbits(63) if seed is None else int(seed)
         self.last_sampling_ = None
         self._sampling_observation = None
@@ -207,7 +218,7 @@ class Synthesizer:
 
             self._sampling_observation = Observation("spark_synth_sampling")
         return generate_rows(spark, self.model_, self.schema_, n_rows, self.last_seed_, partitions,
-                             observation=self._sampling_observation)
+                             observation=self._sampling_observation, plan=plan)
 
     def note_sampling(self) -> dict | None:
         """Call once the rows of the latest :meth:`sample` are written: for a model with sampling
@@ -227,12 +238,13 @@ class Synthesizer:
         return self.last_sampling_
 
     def write(self, n_rows: int, output: str, seed: int | None = None, overwrite: bool = False, spark=None, *,
-              source_model=None) -> str:
+              source_model=None, conditions=None, rows_per: str | None = None) -> str:
         """Sample ``n_rows`` rows and write them to ``output`` (a path or table name; format from its
         name, Delta for folders and tables) as ``spark-synth sample`` does: all or nothing, and a Delta
         output carries this fit's provenance (table properties, comment, commit userMetadata).
         ``source_model`` (a :class:`~spark_synth.io.SourceModel`) names the MLflow model this
         synthesizer was loaded from; :func:`spark_synth.track.write_model_sample` passes it.
+        ``conditions`` and ``rows_per``: as :meth:`sample`.
         Returns where the rows went. Spends no privacy budget; works under Spark Connect too."""
         from .io import check_output
 
@@ -243,15 +255,18 @@ class Synthesizer:
             from .session import get_spark
 
             spark = get_spark()
-        return self.write_to(check_output(spark, output, overwrite), n_rows, seed, overwrite, spark, source_model)
+        return self.write_to(check_output(spark, output, overwrite), n_rows, seed, overwrite, spark, source_model,
+                             conditions=conditions, rows_per=rows_per)
 
-    def write_to(self, location, n_rows: int, seed: int | None, overwrite: bool, spark, source_model=None) -> str:
+    def write_to(self, location, n_rows: int, seed: int | None, overwrite: bool, spark, source_model=None, *,
+                 conditions=None, rows_per: str | None = None) -> str:
         """:meth:`write` to an output ``location`` already checked by :func:`~spark_synth.io.check_output`
         (``spark-synth run`` checks it before fitting): sample, write with provenance, note what the sampling reported."""
         from .io import write_output
 
         _log.info("sample and write: %d rows to %s", n_rows, location.target)
-        written = write_output(spark, self.sample(n_rows, seed=seed, spark=spark), location, overwrite,
+        rows = self.sample(n_rows, seed=seed, spark=spark, conditions=conditions, rows_per=rows_per)
+        written = write_output(spark, rows, location, overwrite,
                                self.provenance(source_model), column_names=list(self.schema_.names))
         self.note_sampling()
         return written

@@ -23,6 +23,7 @@ import numpy as np
 from ..privacy import NoisyMeasurement
 from ..queries import MarginalQuery, MomentQuery, Query
 from ..schema import Schema
+from .evidence import Evidence
 from .options import engine_config
 
 #: Score kinds the oracle computes itself for :meth:`MeasurementOracle.select` (engines pass the
@@ -141,6 +142,11 @@ class FittedModel(ABC):
         """The same draws as :meth:`sample_codes`, with this task's :attr:`sampling_counters`."""
         return self.sample_codes(n_rows, rng), {}
 
+    def conditioned(self, evidence: Evidence) -> tuple["FittedModel", float]:
+        """(a model of this model's rows given ``evidence``, sampled exactly — nothing is rejected —,
+        the evidence's probability under this model). Post-processing: costs no budget."""
+        raise NotImplementedError(f"the {self.engine} model cannot sample under a condition")
+
     def sampling_report(self, counts: dict[str, int | None]) -> tuple[dict, str]:
         """What a write of sampled rows reports, from the counters summed over its tasks (None where
         the session could not observe them): the report and one progress line. Post-processing."""
@@ -227,4 +233,4 @@ class Engine(ABC):
 
 
 __all__ = ["Engine", "FittedModel", "MeasurementOracle", "TaskRunner", "LocalTaskRunner", "NoOptions", "task_seeds",
-           "SCORE_KINDS", "NoisyMeasurement", "Query", "MarginalQuery", "MomentQuery"]
+           "SCORE_KINDS", "Evidence", "NoisyMeasurement", "Query", "MarginalQuery", "MomentQuery"]

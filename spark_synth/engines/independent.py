@@ -16,6 +16,7 @@ from ..errors import InternalError
 from ..privacy import NoisyMeasurement
 from ..schema import Schema
 from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
+from .evidence import Evidence, conditioned_distribution
 from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_queries, one_way_releases
 from .postprocess import estimate_total
 from .stratified import inverse_cdf, stratified_uniforms
@@ -43,6 +44,11 @@ class IndependentModel(FittedModel):
         for j, cdf in enumerate(self._cumulative):
             codes[:, j] = inverse_cdf(cdf, stratified_uniforms(n_rows, rng))
         return codes
+
+    def conditioned(self, evidence: Evidence) -> tuple["IndependentModel", float]:
+        """Each constrained column's distribution times its weights, renormalised; the probability is the product."""
+        pairs = [conditioned_distribution(p, evidence.get(j)) for j, p in enumerate(self.probabilities)]
+        return IndependentModel([p for p, _ in pairs], self.estimated_rows), float(np.prod([q for _, q in pairs]))
 
     def to_state(self) -> dict:
         return {"probabilities": [p.tolist() for p in self.probabilities], "estimated_rows": self.estimated_rows}

@@ -19,6 +19,7 @@ from ..errors import ParameterError
 from ..schema import Schema, decode_codes
 from ..schema.spark_types import output_struct
 from ..logs import layer
+from .plan import SamplingPlan, sampling_plan
 from ..session import default_parallelism
 
 _log = layer("sample")
@@ -33,21 +34,24 @@ COUNTER_PREFIX = "_spark_synth_count_"
 
 
 def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: int, partitions: int | None = None,
-                  observation=None):
+                  observation=None, plan: SamplingPlan | None = None):
     """A lazy DataFrame of ``n_rows`` synthetic rows (schema order and types).
 
-    For a model with ``sampling_counters`` (DGM: the rows its validator never accepted), a pyspark
-    ``Observation`` passed as ``observation`` receives each counter summed over the tasks once an
-    action (the write) has run. Post-processing of the model: not private."""
+    ``plan`` (:func:`~.plan.sampling_plan` of the same model and ``n_rows``): the condition every row
+    satisfies (drawn exactly from the model conditioned on it) and the ``--rows-per`` strata. For a model with ``sampling_counters`` (DGM: the
+    rows its validator never accepted), a pyspark ``Observation`` passed as ``observation`` receives
+    each counter summed over the tasks once an action (the write) has run. Post-processing of the
+    model: not private."""
     if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows <= 0:
         raise ParameterError("rows", "a whole number > 0", n_rows)
+    plan = plan or sampling_plan(model, schema, int(n_rows))
     if partitions is None:
         partitions = max(default_parallelism(spark), -(-int(n_rows) // ROWS_PER_PARTITION))
         partitions = min(partitions, int(n_rows))
     counters = tuple(model.sampling_counters) if observation is not None else ()
-    sampler = _partition_sampler(model, schema, int(seed), counters)
-    _log.info("sample: %d rows in %d Spark tasks (%s model%s)", int(n_rows), int(partitions), model.engine,
-              model.sampling_note)
+    sampler = _partition_sampler(plan, schema, int(seed), counters)
+    _log.info("sample: %d rows in %d Spark tasks (%s model%s%s)", int(n_rows), int(partitions), model.engine,
+              model.sampling_note, plan.description)
     rows = spark.range(0, int(n_rows), numPartitions=int(partitions))
     if not counters:
         return rows.mapInPandas(sampler, output_struct(schema))
@@ -60,18 +64,20 @@ def generate_rows(spark, model: FittedModel, schema: Schema, n_rows: int, seed: 
     return rows.mapInPandas(sampler, struct).observe(observation, *sums).drop(*[COUNTER_PREFIX + n for n in counters])
 
 
-def _partition_sampler(model: FittedModel, schema: Schema, seed: int, counters: tuple[str, ...]):
+def _partition_sampler(plan: SamplingPlan, schema: Schema, seed: int, counters: tuple[str, ...]):
     def sample(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         from pyspark import TaskContext
 
         partition = TaskContext.get().partitionId()
         rng = np.random.default_rng(np.random.SeedSequence([seed, partition]))
+        strata_models: dict = {}  # --rows-per: this task's conditioned model of each stratum it meets
         for batch in batches:
+            # sample_counted draws the same rows as sample_codes
+            codes, counts = plan.sample_counted(batch["id"].to_numpy(), rng, bool(counters), strata_models)
+            frame = decode_codes(codes, schema, rng, plan.within)
             if not counters:
-                yield decode_codes(model.sample_codes(len(batch), rng), schema, rng)
+                yield frame
                 continue
-            codes, counts = model.sample_counted(len(batch), rng)  # the same draws as sample_codes
-            frame = decode_codes(codes, schema, rng)
             for name in counters:
                 column = np.zeros(len(frame), dtype=np.int64)
                 column[:1] = int(counts.get(name, 0))

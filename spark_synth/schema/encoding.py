@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import EPOCH, Column, ColumnType, Schema
+from .value_sets import NumberSet, draw_within
 from .text_casts import spark_boolean, text_epoch_seconds, texts_epoch_seconds
 
 
@@ -192,15 +193,18 @@ def _boolean_index(value) -> int:
     return -1
 
 
-def decode_codes(codes: np.ndarray, schema: Schema, rng: np.random.Generator) -> pd.DataFrame:
+def decode_codes(codes: np.ndarray, schema: Schema, rng: np.random.Generator,
+                 within: dict[int, NumberSet] | None = None) -> pd.DataFrame:
     """Turn an ``(n, d)`` code matrix into typed values (categories, numbers, nulls).
 
     Numeric codes are decoded to a uniform draw inside their public bin (integers: a uniform
     integer of the bin), so decoding uses ``rng`` (modelling randomness, not privacy noise).
+    ``within`` (numeric column position → :class:`~.value_sets.NumberSet`): those columns' draws
+    stay inside the set (a conditioned sample, :func:`~.value_sets.draw_within`).
     """
     out = {}
     for j, column in enumerate(schema):
-        out[column.name] = decode_column(codes[:, j], column, rng)
+        out[column.name] = decode_column(codes[:, j], column, rng, (within or {}).get(j))
     return pd.DataFrame(out)
 
 
@@ -214,7 +218,8 @@ def rounded_within(values: np.ndarray, column: Column) -> np.ndarray:
     return np.clip(np.round(values, column.decimals), low, high)
 
 
-def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator) -> pd.Series:
+def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator,
+                  allowed: NumberSet | None = None) -> pd.Series:
     is_null = codes == column.null_code if column.nullable else np.zeros(len(codes), dtype=bool)
     safe = np.where(is_null, 0, codes)
     if column.type.is_discrete:
@@ -227,17 +232,21 @@ def decode_column(codes: np.ndarray, column: Column, rng: np.random.Generator) -
     edges = column.bin_edges
     lo, hi = edges[safe], edges[safe + 1]
     if column.type.model_type is ColumnType.INTEGER:
-        first, last = np.ceil(lo), np.ceil(hi) - 1  # integers v with lo <= v < hi
-        values = first + np.floor(rng.random(len(codes)) * (last - first + 1))
+        if allowed is not None:
+            values = draw_within(safe, column, allowed, rng)
+        else:
+            first, last = np.ceil(lo), np.ceil(hi) - 1  # integers v with lo <= v < hi
+            values = first + np.floor(rng.random(len(codes)) * (last - first + 1))
         values = np.clip(values, column.min, column.max)
         if column.type is ColumnType.DATE:  # whole days since 1970-01-01
             days = values.astype(np.int64).astype("datetime64[D]").astype(object)
             return pd.Series(np.where(is_null, None, days), dtype=object)
         return pd.Series(pd.array(np.where(is_null, None, values.astype(np.int64)), dtype="Int64"))
-    values = lo + rng.random(len(codes)) * (hi - lo)
-    values = np.clip(values, column.min, column.max)
+    values = np.clip(lo + rng.random(len(codes)) * (hi - lo), column.min, column.max) if allowed is None \
+        else draw_within(safe, column, allowed, rng)
     if column.decimals is not None:
-        values = rounded_within(values, column)
+        rounded = rounded_within(values, column)
+        values = rounded if allowed is None else np.where(allowed.contains(rounded), rounded, values)
     if column.type in (ColumnType.TIMESTAMP, ColumnType.TIMESTAMP_NTZ):
         # seconds since the epoch, to whole microseconds within the bounds: an instant in UTC, or a
         # naive wall-clock time (timestamp_ntz; Spark writes it as it is, whatever the session zone)

@@ -252,10 +252,11 @@ def test_a_pickled_model_samples_in_a_process_that_never_imports_torch(fitted, t
     from pyspark import cloudpickle
 
     from spark_synth.sample.generate import _partition_sampler
+    from spark_synth.sample.plan import sampling_plan
 
     schema, model = fitted
     model.gibbs(), model.sample_codes(10, np.random.default_rng(0))
-    (tmp_path / "closure.pkl").write_bytes(cloudpickle.dumps(_partition_sampler(model, schema, 0, False)))
+    (tmp_path / "closure.pkl").write_bytes(cloudpickle.dumps(_partition_sampler(sampling_plan(model, schema, 10), schema, 0, ())))
     (tmp_path / "model.pkl").write_bytes(cloudpickle.dumps(model))
     code = f"""
 import inspect, pickle, sys
@@ -263,7 +264,7 @@ import numpy as np
 folder = {str(tmp_path)!r}
 sample = pickle.loads(open(folder + "/closure.pkl", "rb").read())
 model = pickle.loads(open(folder + "/model.pkl", "rb").read())
-assert inspect.getclosurevars(sample).nonlocals["model"].sample_codes(500, np.random.default_rng(6)).shape == (500, 5)
+assert inspect.getclosurevars(sample).nonlocals["plan"].model.sample_codes(500, np.random.default_rng(6)).shape == (500, 5)
 np.save(folder + "/codes.npy", model.sample_codes(4000, np.random.default_rng(6)))
 assert "torch" not in sys.modules, "torch imported"
 assert "networkx" not in sys.modules, "the tree was rebuilt on the worker"

@@ -9,6 +9,7 @@ import numpy as np
 from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
+from ..evidence import Evidence
 from .join import JoinSettings, validator_join
 from .forest_validator import ForestValidator
 from .validator import PairRatioValidator
@@ -61,6 +62,21 @@ class DgmModel(FittedModel):
         line = (f"sample: dgm join ({rule}) done; the session did not report how many rows were filled" if filled is None
                 else f"sample: dgm join ({rule}) done; {int(filled)} row(s) filled by random joins")
         return {"acceptance": rule, "filled_rows": None if filled is None else int(filled)}, line
+
+    def conditioned(self, evidence: Evidence) -> tuple["DgmModel", float]:
+        """Each partition's model conditioned on the evidence on its columns, joined as usual (a
+        condition is a conjunction of per-column constraints, so it splits over the partitions); the
+        probability is the product of the partitions' (the join before the validator re-matches pieces).
+        The swap join keeps every piece, so each partition's columns follow its conditioned model exactly."""
+        models, probability = [], 1.0
+        for model, columns in zip(self.models, self.partitions):
+            part = evidence.for_columns(columns)
+            if part:
+                model, p = model.conditioned(part)
+                probability *= p
+            models.append(model)
+        return DgmModel(self.n_columns, self.partitions, self.engines, models, self.validator, self.settings,
+                        self._summary), probability
 
     def fit_summary(self) -> dict:
         return dict(self._summary)

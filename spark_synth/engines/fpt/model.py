@@ -15,6 +15,8 @@ from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
 from ..stratified import inverse_cdf, stratified_choice, stratified_uniforms
+from ..evidence import Evidence
+from .conditioning import conditioned_parts
 from .draws import TreeSampler, TreeStructure
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ class FptModel(FittedModel):
 
     def __init__(self, code_sizes, sizes, potentials: dict, estimated_rows: float, refinements: dict | None = None,
                  support: np.ndarray | None = None, weights: np.ndarray | None = None, summary: dict | None = None,
-                 target: int | None = None):
+                 target: int | None = None, tree: TreeStructure | None = None):
         self.code_sizes = tuple(int(s) for s in code_sizes)
         self.sizes = tuple(int(s) for s in sizes)
         self.refinements = {int(j): _refinement(*r) for j, r in (refinements or {}).items()}
@@ -44,7 +46,7 @@ class FptModel(FittedModel):
         self._summary = dict(summary or {})  # public facts of the fit: width, rounds, selected query names
         # the potentials' junction tree (the fit's decomposition; public sizes only): built here, on the
         # driver, so a Spark worker that unpickles the model runs no min-fill
-        self.tree = TreeStructure.min_fill(self.sizes, list(self.potentials) or [(0,)])
+        self.tree = tree or TreeStructure.min_fill(self.sizes, list(self.potentials) or [(0,)])
         self._derived = _Derived()
 
     def sampler(self) -> TreeSampler:
@@ -79,6 +81,18 @@ class FptModel(FittedModel):
             given = None if by_target is None or self.target is None else (by_target, codes[:, self.target])
             codes[:, j] = _refine(codes[:, j], grouping, fine, rng, given)
         return codes
+
+    def conditioned(self, evidence: Evidence) -> tuple["FptModel", float]:
+        """The Gibbs distribution times the evidence's factors (:mod:`.conditioning`), sampled by the
+        same exact sampler; the probability is the ratio of the two partition functions (LP mode: of
+        the histogram's weights)."""
+        potentials, refinements, weights = conditioned_parts(self, evidence)
+        covered = all(self.tree.bag_containing(scope) is not None for scope in potentials)  # then the same tree
+        model = FptModel(self.code_sizes, self.sizes, potentials, self.estimated_rows, refinements, self.support, weights,
+                         self._summary, self.target, tree=self.tree if covered else None)
+        if self.support is not None:
+            return model, float(weights.sum() / self.weights.sum())
+        return model, float(np.exp(model.sampler().log_partition - self.sampler().log_partition))
 
     def to_state(self) -> dict:
         state = {"code_sizes": list(self.code_sizes), "sizes": list(self.sizes), "estimated_rows": self.estimated_rows,

@@ -11,7 +11,9 @@ import numpy as np
 from ...errors import InternalError
 from ...schema import Schema
 from ..base import FittedModel
-from ..stratified import stratified_choice, stratified_uniforms
+from ..stratified import stratified_choice
+from ..evidence import Evidence
+from .components import draw_code_columns
 from .gaussian import GaussianBlock
 
 
@@ -34,20 +36,20 @@ class SpliceModel(FittedModel):
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         components = stratified_choice(self.weights, n_rows, rng)
-        order = np.argsort(components, kind="stable")  # rows grouped by component
-        bounds = np.searchsorted(components[order], np.arange(len(self.weights) + 1))
         codes = np.empty((n_rows, self.n_columns), dtype=np.int64)
-        for j, cdf in zip(self.code_columns, self._cumulative):
-            u = stratified_uniforms(n_rows, rng, components) * cdf[components, -1]
-            column = np.empty(n_rows, dtype=np.int64)
-            for k in range(len(self.weights)):  # the code: how many of the component's CDF values are ≤ u
-                rows = order[bounds[k]:bounds[k + 1]]
-                column[rows] = np.searchsorted(cdf[k], u[rows], side="right")
-            codes[:, j] = np.minimum(column, cdf.shape[1] - 1)
+        draw_code_columns(codes, components, self.code_columns, self._cumulative, rng)
         if self.gaussian is not None:
             latent = self.gaussian.draw(components, rng)
             codes[:, list(self.gaussian.columns)] = self.gaussian.to_codes(latent, rng)
         return codes
+
+    def conditioned(self, evidence: Evidence) -> tuple[FittedModel, float]:
+        """Components reweighted by the evidence's probability under each, sampled within it
+        (:class:`.conditioning.ConditionedSplice`)."""
+        from .conditioning import ConditionedSplice
+
+        model = ConditionedSplice(self, evidence)
+        return model, model.probability
 
     def marginal(self, j: int) -> np.ndarray:
         """The model's 1-way distribution of column j (over its codes)."""
@@ -73,3 +75,4 @@ class SpliceModel(FittedModel):
                 (gaussian and [len(e) - 1 for e in gaussian.edges] != [schema.columns[j].n_values for j in gaussian.columns]):
             raise InternalError("saved splice model does not match its schema's domain sizes")
         return model
+

@@ -1,0 +1,81 @@
+"""An FPT model conditioned on evidence: the same Gibbs distribution times the evidence's weights.
+
+p(x | evidence) ∝ exp(Σ_b θ_b(x_b)) · Π_j w_j(x_j) is again a Gibbs distribution: each column's weights
+become one more log-potential, so the conditioned model is sampled by the same exact tree sampler
+(sum-product with evidence), and its log-partition minus the model's is the evidence's log-probability.
+
+A coarsened column (sampled as a group, then refined to a fine code within it) takes its weights in two
+places: the group's potential is the group's expected weight under the refinement, Σ_c q(c | group)·w(c)
+— a potential over (column, target) when the refinement depends on the row's target value — and the
+refinement then draws ∝ q(c | group)·w(c). In LP mode (a sparse histogram) the same factors reweight
+the histogram's rows. Post-processing of the fitted model; NumPy only (runs on Spark workers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import InternalError
+from ..evidence import LOG_ZERO, Evidence
+
+
+def conditioned_parts(model, evidence: Evidence) -> tuple[dict, dict, np.ndarray | None]:
+    """(potentials with the evidence's factors added, refinements drawing within the evidence, the LP
+    histogram's reweighted weights or None) of FPT model ``model``."""
+    potentials = {scope: table.copy() for scope, table in model.potentials.items()}
+    refinements = dict(model.refinements)
+    row_factor = None if model.support is None else np.ones(len(model.support))
+    for j in evidence.columns:
+        w = evidence.get(j)
+        if j not in model.refinements:
+            factor, scope = w, (j,)
+        else:
+            grouping, fine, by_target = model.refinements[j]
+            if by_target is None or model.target is None:
+                q = _within_groups(grouping, fine[:, None])[:, 0]
+                factor, scope = _group_sums(grouping, (q * w)[:, None], model.sizes[j])[:, 0], (j,)
+                refinements[j] = (grouping, q * w, None)
+            else:
+                if model.target in model.refinements or by_target.shape[1] != model.sizes[model.target]:
+                    raise InternalError("an fpt refinement by target must follow an unrefined target column")
+                q = _within_groups(grouping, fine[:, None] * by_target, fallback=fine)
+                factor, scope = _group_sums(grouping, q * w[:, None], model.sizes[j]), (j, model.target)
+                refinements[j] = (grouping, np.ones(len(fine)), q * w[:, None])
+        if row_factor is not None:
+            row_factor = row_factor * factor[tuple(model.support[:, v] for v in scope)]
+            continue
+        log_factor = _log(factor)
+        if scope[0] > scope[-1]:  # (column, target) with the target first: axes in scope order
+            scope, log_factor = scope[::-1], log_factor.T
+        potentials[scope] = potentials[scope] + log_factor if scope in potentials else log_factor
+    weights = None if row_factor is None else model.weights * row_factor
+    return potentials, refinements, weights
+
+
+def _within_groups(grouping: np.ndarray, weights: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
+    """Each column of ``weights`` (codes × k) normalised within every group of codes: the refinement's
+    q(code | group[, t]) — ∝ ``fallback`` where a group's weights have no mass, uniform where neither
+    has (as the sampler's refinement draws)."""
+    out = np.zeros_like(weights, dtype=np.float64)
+    for group in np.unique(grouping):
+        members = grouping == group
+        for t in range(weights.shape[1]):
+            mass = weights[members, t]
+            if not mass.sum() > 0 and fallback is not None:
+                mass = fallback[members]
+            if not mass.sum() > 0:
+                mass = np.ones(int(members.sum()))
+            out[members, t] = mass / mass.sum()
+    return out
+
+
+def _group_sums(grouping: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """(groups × k) sums of ``values`` (codes × k) over each group's codes."""
+    out = np.zeros((n_groups, values.shape[1]))
+    np.add.at(out, grouping, values)
+    return out
+
+
+def _log(factor: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.where(factor > 0, np.log(np.where(factor > 0, factor, 1.0)), LOG_ZERO)
