@@ -119,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "catalog table (db.table); stderr and the JSON's output_kind say which")
         p.add_argument("--seed", type=whole_number, default=None, help="sampling seed, 0 to 2^63-1 (default: random, reported)")
         p.add_argument("--overwrite", action="store_true", help="replace an existing output")
+        p.add_argument("--where", default=None, metavar="CONDITION",
+                       help="only rows that satisfy CONDITION, drawn exactly from the model given it (no budget), e.g. "
+                            "\"defaulted = 'Yes' AND age >= 65\": =, !=, <, <=, >, >=, IN (...), BETWEEN ... AND ..., "
+                            "IS [NOT] NULL, joined by AND (docs/sampling.md)")
+        p.add_argument("--rows-per", default=None, metavar="COLUMN",
+                       help="give each value of categorical COLUMN its model share of --rows, exactly (with --where: "
+                            "its share among the rows that satisfy it)")
 
     def common_env_args(p: argparse.ArgumentParser, mlflow_help: str | None = None) -> None:
         p.add_argument("--spark-profile", default="local", help="Spark profile (packaged: local, cluster; $SPARK_SYNTH_CONF/spark overrides) or a YAML path")
@@ -435,9 +442,10 @@ def _dispatch(args: argparse.Namespace) -> dict:
             engine_options=engine_options(args.engine, args.engine_option), dataset_id=args.dataset_id,
             privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit,
         )
+        shape = {"where": args.where, "rows_per": args.rows_per}
         if not args.evaluate:
-            return run(config)
-        return run(config, evaluate={"out": args.evaluate_out, "target": args.target,
+            return run(config, **shape)
+        return run(config, **shape, evaluate={"out": args.evaluate_out, "target": args.target,
                                      "holdout_fraction": args.holdout_fraction, "seed": args.split_seed})
     if args.command == "evaluate":
         from .evaluate.command import evaluate_tables
@@ -481,6 +489,7 @@ def _dispatch(args: argparse.Namespace) -> dict:
     return load_and_sample(
         model=args.model, rows=args.rows, output=args.output, seed=args.seed,
         overwrite=args.overwrite, spark_profile=args.spark_profile, mlflow=args.mlflow,
+        where=args.where, rows_per=args.rows_per,
     )
 
 

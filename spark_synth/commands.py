@@ -23,7 +23,8 @@ from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
 
 
-def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
+def run(config: RunConfig, spark=None, evaluate: dict | None = None, *, where: str | None = None,
+        rows_per: str | None = None) -> dict:
     """Read → fit → charge → sample → write (→ MLflow). Returns the one-line summary as a dict.
 
     With MLflow on, the fit is charged to its dataset's budget ledger (``config.dataset_id``, default
@@ -41,6 +42,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
 
     started = time.perf_counter()
     schema = load_schema(config.schema)
+    shape = _sample_shape(schema, where, rows_per, evaluate)  # a bad condition fails before the fit spends anything
     if evaluate is not None:
         from .evaluate.command import check_request
 
@@ -75,7 +77,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         tracker.log_columns(synth.column_shares_, warnings)
         tracker.log_model(synth, dataset)  # the pyfunc model `spark-synth release` registers
         write_started = time.perf_counter()
-        written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark)
+        written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark, **shape)
         timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
         tracker.log_output(written, config.rows, synth.last_seed_, timings, _sampling(synth))
         evaluation = None
@@ -103,6 +105,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
         "output": written,
         "output_kind": output_kind(config.output),
         "seed": synth.last_seed_,
+        **synth.last_condition_,
         "seconds": round(timings["total"], 3),
         # one entry per scan of the table in measure_pass_seconds; timings are NOT covered (docs/privacy.md, "What is not covered")
         "timings": {**{k: round(v, 3) for k, v in {**synth.timings_, **timings}.items()},
@@ -161,7 +164,8 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
 
 
 def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
-                    spark_profile: str = "local", spark=None, mlflow: bool = True) -> dict:
+                    spark_profile: str = "local", spark=None, mlflow: bool = True, where: str | None = None,
+                    rows_per: str | None = None) -> dict:
     """Load a synthesizer and write ``rows`` rows (the CLI's ``sample``; spends no budget).
 
     ``model`` is a directory saved by ``fit``, or an MLflow model URI (``models:/NAME/VERSION``,
@@ -193,12 +197,14 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
         synth, source = load_model_synthesizer(model)
     else:
         synth = Synthesizer.load(model)
+    shape = _sample_shape(synth.schema_, where, rows_per)
     written = synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark or get_spark(spark_profile),
-                          source_model=source)
+                          source_model=source, **shape)
     origin = {} if source is None else {"model_uri": source.uri, "registered_model": source.registered_model,
                                         "model_version": source.version, "fit_id": synth.privacy_report_.fit_id}
     report = synth.privacy_report_  # sampling spends nothing; the rows carry the fit's guarantee, or its lack
     return {"engine": synth.engine, "rows": rows, "output": written, "output_kind": output_kind(output), "seed": synth.last_seed_,
+            **synth.last_condition_,
             "epsilon_spent": 0.0, "dp_guarantee": report.dp_guarantee, **_not_covered(report), **origin,
             "seconds": round(time.perf_counter() - started, 3), **_columns(synth, synth.check_columns()), **_sampling(synth)}
 
@@ -309,6 +315,19 @@ def _check_local_output(target: str, overwrite: bool) -> None:
                               f"--overwrite cannot replace it; choose another path, remove the folder, or end the name "
                               f"in .csv or .parquet")
     _check_local_parent(Path(path))
+
+
+def _sample_shape(schema: Schema, where: str | None, rows_per: str | None, evaluate: dict | None = None) -> dict:
+    """``--where`` parsed against the schema and ``--rows-per`` checked (before Spark starts or the fit
+    spends anything), as the keywords of ``Synthesizer.write``."""
+    from .sample.conditions import ConditionError, parse_condition
+
+    if where is not None and evaluate is not None:
+        raise ConditionError("--where and --evaluate: the evaluation compares the output with the whole real table, "
+                             "which a conditioned sample does not follow; evaluate a plain sample")
+    if rows_per is not None and rows_per not in schema.names:
+        raise ConditionError(f"--rows-per: the schema has no column {rows_per!r}; its columns are {', '.join(schema.names)}")
+    return {"conditions": None if where is None else parse_condition(where, schema), "rows_per": rows_per}
 
 
 def _columns(synth: Synthesizer, warnings: list[str]) -> dict:

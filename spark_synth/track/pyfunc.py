@@ -72,48 +72,64 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
         self.synthesizer = Synthesizer.load(context.artifacts["synthesizer"])
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
-        """Synthetic rows for each request row ``(rows, seed)`` of ``model_input``, concatenated."""
+        """Synthetic rows for each request row ``(rows, seed, conditions, rows_per)`` of ``model_input``
+        (the last three optional: ``conditions`` a ``--where`` condition text, ``rows_per`` a
+        categorical column, docs/sampling.md), concatenated."""
         from ..config import check_rows, check_seed
 
         requests = _requests(model_input)
         frames = []
-        for rows, seed in requests:
+        for rows, seed, conditions, rows_per in requests:
             check_rows(rows)
             check_seed(seed)
-            frames.append(self.sample_pandas(rows, seed))
+            frames.append(self.sample_pandas(rows, seed, conditions=conditions, rows_per=rows_per))
         return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
-    def sample_pandas(self, rows: int, seed: int | None = None) -> pd.DataFrame:
-        """``rows`` synthetic rows as pandas, in this process (no Spark; spends no budget)."""
+    def sample_pandas(self, rows: int, seed: int | None = None, *, conditions=None, rows_per: str | None = None) -> pd.DataFrame:
+        """``rows`` synthetic rows as pandas, in this process (no Spark; spends no budget); ``conditions``
+        and ``rows_per`` as :meth:`Synthesizer.sample <spark_synth.Synthesizer.sample>`."""
+        from ..sample.conditions import as_condition
+        from ..sample.plan import sampling_plan
         from ..schema import decode_codes
 
         synth = self.synthesizer
+        plan = sampling_plan(synth.model_, synth.schema_, rows, as_condition(conditions, synth.schema_), rows_per)
         root = secrets.randbits(63) if seed is None else int(seed)
-        chunks = []
+        chunks, strata_models = [], {}
         for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
             rng = np.random.default_rng(np.random.SeedSequence([root, index]))
-            codes = synth.model_.sample_codes(min(CHUNK_ROWS, rows - start), rng)
-            chunks.append(decode_codes(codes, synth.schema_, rng))
+            ids = np.arange(start, min(start + CHUNK_ROWS, rows))
+            codes, _ = plan.sample_counted(ids, rng, False, strata_models)
+            chunks.append(decode_codes(codes, synth.schema_, rng, plan.within))
         return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
-    def sample_spark(self, rows: int, seed: int | None = None, spark=None, partitions: int | None = None):
+    def sample_spark(self, rows: int, seed: int | None = None, spark=None, partitions: int | None = None, *,
+                     conditions=None, rows_per: str | None = None):
         """A Spark DataFrame of ``rows`` rows generated on the executors (spends no budget)."""
-        return self.synthesizer.sample(rows, seed=seed, spark=spark, partitions=partitions)
+        return self.synthesizer.sample(rows, seed=seed, spark=spark, partitions=partitions, conditions=conditions,
+                                       rows_per=rows_per)
 
 
-def _requests(model_input) -> list[tuple[int, int | None]]:
+def _requests(model_input) -> list[tuple[int, int | None, str | None, str | None]]:
     from ..errors import ParameterError
 
     if isinstance(model_input, dict):
         model_input = pd.DataFrame([model_input])
     if not isinstance(model_input, pd.DataFrame) or "rows" not in model_input.columns or model_input.empty:
-        raise ParameterError("model input", "a DataFrame or dict with a 'rows' column (and optionally 'seed')", model_input)
+        raise ParameterError("model input", "a DataFrame or dict with a 'rows' column (and optionally 'seed', "
+                                            "'conditions', 'rows_per')", model_input)
     out = []
     for record in model_input.to_dict("records"):
-        rows, seed = record.get("rows"), record.get("seed")
-        seed = None if seed is None or pd.isna(seed) else seed
-        out.append((_as_int(rows), _as_int(seed) if seed is not None else None))
+        rows, seed, conditions, rows_per = (_given(record.get(k)) for k in ("rows", "seed", "conditions", "rows_per"))
+        out.append((_as_int(rows), _as_int(seed) if seed is not None else None, conditions, rows_per))
     return out
+
+
+def _given(value):
+    """None for an absent cell (None, NaN, NA, or an empty text), else the value."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return None if not isinstance(value, str) and pd.isna(value) else value
 
 
 def _as_int(value):
@@ -136,12 +152,14 @@ def column_type(column) -> str:
 
 
 def model_signature(schema):
-    """Input ``rows`` (long, required) and ``seed`` (long, optional); output: the schema's columns."""
+    """Input ``rows`` (long, required), ``seed`` (long), ``conditions`` and ``rows_per`` (strings; optional);
+    output: the schema's columns."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec
     from mlflow.types import Schema as MlflowSchema
 
-    inputs = MlflowSchema([ColSpec("long", "rows"), ColSpec("long", "seed", required=False)])
+    inputs = MlflowSchema([ColSpec("long", "rows"), ColSpec("long", "seed", required=False),
+                           ColSpec("string", "conditions", required=False), ColSpec("string", "rows_per", required=False)])
     outputs = MlflowSchema([ColSpec(column_type(c), c.name) for c in schema])
     return ModelSignature(inputs=inputs, outputs=outputs)
 
@@ -260,10 +278,13 @@ def load_synthesizer(model_uri: str):
     return mlflow.pyfunc.load_model(model_uri).unwrap_python_model().synthesizer
 
 
-def sample_model(model_uri: str, rows: int, seed: int | None = None, spark=None, partitions: int | None = None):
+def sample_model(model_uri: str, rows: int, seed: int | None = None, spark=None, partitions: int | None = None, *,
+                 conditions=None, rows_per: str | None = None):
     """Batch path: a Spark DataFrame of ``rows`` rows from a logged or registered model.
 
     ``model_uri`` is e.g. ``models:/adult_synth/1`` or ``runs:/<run id>/model``. Rows are
     generated on the executors; sampling is post-processing and spends no privacy budget.
+    ``conditions`` and ``rows_per``: as :meth:`Synthesizer.sample <spark_synth.Synthesizer.sample>`.
     """
-    return load_synthesizer(model_uri).sample(rows, seed=seed, spark=spark, partitions=partitions)
+    return load_synthesizer(model_uri).sample(rows, seed=seed, spark=spark, partitions=partitions,
+                                              conditions=conditions, rows_per=rows_per)
