@@ -62,6 +62,8 @@ def test_signature_rows_and_seed_in_schema_columns_out(logged):
     inputs = {c["name"]: c for c in signature.inputs.to_dict()}
     assert inputs["rows"]["type"] == "long" and inputs["rows"].get("required", True) is True
     assert inputs["seed"]["type"] == "long" and inputs["seed"]["required"] is False
+    assert inputs["conditions"]["type"] == inputs["rows_per"]["type"] == "string"
+    assert inputs["conditions"]["required"] is inputs["rows_per"]["required"] is False
     outputs = {c["name"]: c["type"] for c in signature.outputs.to_dict()}
     assert outputs == {f.name: {"LongType()": "long", "StringType()": "string", "DoubleType()": "double"}[repr(f.dataType)]
                        for f in output_struct(synth.schema_).fields}
@@ -83,6 +85,26 @@ def test_predict_rows_seed_reproducible_and_typed(logged):
     assert len(model.predict({"rows": 10})) == 10  # seed optional
     with pytest.raises(Exception, match="rows"):
         model.predict({"rows": 0})
+
+
+def test_predict_takes_conditions_and_rows_per_per_request(logged):
+    synth, info, _ = logged
+    model = mlflow.pyfunc.load_model(info.model_uri)  # MLflow checks the input against the signature
+    where = "sex = 'Female' AND age BETWEEN 30 AND 39"
+    a = model.predict(pd.DataFrame({"rows": [300, 200], "seed": [1, 2], "conditions": [where, None],
+                                    "rows_per": [None, "race"]}))
+    first, second = a.iloc[:300], a.iloc[300:]
+    assert (first["sex"] == "Female").all() and first["age"].between(30, 39).all()
+    assert second["sex"].nunique() == 2  # the second request has no condition
+    counts = second["race"].value_counts()
+    shares = synth.model_.probabilities[synth.schema_.names.index("race")]  # independent: the race marginal
+    labels = list(synth.schema_.columns[synth.schema_.names.index("race")].categories)
+    expected = {label: 200 * shares[i] / shares[:len(labels)].sum() for i, label in enumerate(labels)}
+    assert all(abs(counts.get(label, 0) - value) < 1 for label, value in expected.items())  # rounded exactly
+    again = model.predict({"rows": 300, "seed": 1, "conditions": where})
+    pd.testing.assert_frame_equal(again, first.reset_index(drop=True))
+    with pytest.raises(Exception, match="did you mean 'Female'"):
+        model.predict({"rows": 10, "conditions": "sex = 'female'"})
 
 
 def test_batch_path_samples_on_spark_without_a_udf(logged, spark):
@@ -112,6 +134,8 @@ def test_registered_model_loads_in_a_fresh_process(logged, spark_home):
         "import json, mlflow\n"
         f"m = mlflow.pyfunc.load_model({summary['model_uri']!r})\n"
         "df = m.predict({'rows': 250, 'seed': 1})\n"
+        "old = m.predict({'rows': 50, 'seed': 1, 'conditions': 'age >= 70'})\n"
+        "assert len(old) == 50 and (old['age'] >= 70).all(), old['age'].min()\n"
         "print(json.dumps({'n': len(df), 'dtypes': {c: str(t) for c, t in df.dtypes.items()},"
         " 'eps': m.metadata.metadata['spark_synth']['privacy']['epsilon'],"
         " 'pyspark': __import__('sys').modules.get('pyspark') is not None}))\n"

@@ -17,7 +17,6 @@ from spark_synth.engines.evidence import Evidence
 from spark_synth.engines.fpt.model import FptModel
 from spark_synth.engines.splice.gaussian import GaussianBlock
 from spark_synth.engines.splice.model import SpliceModel
-from spark_synth.errors import UserInputError
 from spark_synth.sample.conditions import ConditionError, as_condition, parse_condition, parse_predicates
 from spark_synth.sample.plan import sampling_plan
 from spark_synth.schema import decode_codes, schema_from_dict
@@ -226,10 +225,15 @@ def test_splice_conditions_like_rejection_from_the_unconditioned_model(splice_re
     assert _tvd(_histogram(drawn, sizes), _histogram(rows[accepted], sizes)) < 0.02
 
 
-def test_splice_refuses_a_condition_on_two_of_its_gaussian_columns_and_says_what_to_do():
-    evidence = Evidence({1: np.array([1, 0, 1, 1, 0.0]), 3: np.array([1, 0, 1.0])})
-    with pytest.raises(UserInputError, match="numeric_model=histogram"):
-        _splice_model().conditioned(evidence)
+def test_splice_conditions_on_two_gaussian_columns_like_rejection(splice_reference):
+    model, rows = splice_reference
+    evidence = Evidence({1: np.array([0, 1, 1, 0.5, 0.0]), 3: np.array([0.2, 0, 1.0]), 0: np.array([1, 0, 1.0])})
+    accepted = np.random.default_rng(9).random(len(rows)) < evidence.row_weights(rows)
+    conditioned, probability = model.conditioned(evidence)
+    assert conditioned.others and probability == pytest.approx(accepted.mean(), rel=0.05)
+    drawn = conditioned.sample_codes(100_000, np.random.default_rng(3))
+    assert len(drawn) == 100_000 and evidence.row_weights(drawn).min() > 0
+    assert _tvd(_histogram(drawn, [3, 5, 4, 3]), _histogram(rows[accepted], [3, 5, 4, 3])) < 0.03
 
 
 def test_dgm_conditions_each_partition_and_its_columns_follow_the_conditioned_partition_model():
