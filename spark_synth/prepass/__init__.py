@@ -262,4 +262,3 @@ def _column(privacy_filter: PrivacyFilter, plan: ColumnPlan, profile, types_only
     if not column.nullable:
         entry["nullable"] = False
     return entry, how, warnings
-

@@ -117,4 +117,3 @@ class _RangeCounts:
             return int(top - self.at_most[self._index(r.lo)])
         bottom = 0 if math.isinf(r.lo) else self.below[self._index(r.lo)]
         return int(self.below[self._index(r.hi)] - bottom)
-

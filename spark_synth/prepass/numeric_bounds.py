@@ -150,4 +150,3 @@ def _flags(name: str, ranges: list[Range], noisy: np.ndarray, sigma: float, tau:
 def _number(x: float) -> str:
     """A bound as a user types it: whole numbers without a decimal point or exponent."""
     return str(int(x)) if float(x).is_integer() else f"{x:.15g}"
-

@@ -42,7 +42,6 @@ class _Counts:
     ties: np.ndarray
 
 
-
 def _bounds(privacy_filter: PrivacyFilter, name: str, profile, rho: float, grid: np.ndarray,
             candidates: np.ndarray) -> tuple[float, float]:
     """[min, max] of a date / timestamp column: the edges of two intervals between consecutive public
@@ -61,4 +60,3 @@ def _bounds(privacy_filter: PrivacyFilter, name: str, profile, rho: float, grid:
     low, high = min(picks), max(picks) + 1  # lower edge of the lower interval, upper edge of the upper one
     values = grid[candidates[[low, high]]]
     return float(values[0]), float(values[1])
-
