@@ -67,7 +67,8 @@ from ..schema.cost import PrepassCost
 from ..schema.draft import BOOLEAN, FRACTIONAL, INTEGRAL, STRING, TEMPORAL, UNDECLARED, DeclaredColumn, declared_decimals
 from ..schema.readers import TODO
 from .categories import MAX_CATEGORIES, _categories  # noqa: F401 (re-exported)
-from .number_ranges import GRID, K_MAX, K_MIN, OCTAVES, SUB_STEPS, Range, _RangeCounts, candidate_grid, octave_ranges  # noqa: F401
+from .number_ranges import (GRID, K_MAX, K_MIN, OCTAVES, SUB_STEPS, Range, _RangeCounts,  # noqa: F401 (re-exported)
+                            candidate_grid, octave_ranges)
 from .numeric_bounds import (CLIP_SHARE, FINE_Z, GAP_RANGES, NEAR_Z, SPURIOUS_RANGE, _flags,  # noqa: F401 (re-exported)
                              _noisy_counts, _numeric_bounds)
 from .temporal_bounds import (_TEMPORAL_GRIDS, DATE_GRID, FIRST_DAY, LAST_DAY, LOWER_QUANTILE, TIME_GRID,  # noqa: F401

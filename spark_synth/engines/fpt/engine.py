@@ -44,8 +44,8 @@ from .graphical import JunctionTree
 from .model import FptModel
 from .observations import _lp_target, _observation, _summed_observation, _tensors
 from .workload import first_shares
-from .workload_plan import (_CandidatePools, _lp_workload, _pmw_workload, _shape_key,  # noqa: F401 (_CandidatePools re-exported)
-                            _workload_candidates)
+from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
+from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates
 
 _log = layer("engines")
 
