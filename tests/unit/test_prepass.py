@@ -11,6 +11,7 @@ from scipy import stats
 
 from spark_synth.measure.profile import ProfileRequest, profile_frame
 from spark_synth import prepass as prepass_module
+from spark_synth.prepass import numeric_bounds
 from spark_synth.prepass import (GRID, LOWER_QUANTILE, OCTAVES, SPURIOUS_RANGE, UPPER_QUANTILE, Range, _decide,
                                  _RangeCounts, plan_prepass, run_prepass)
 from spark_synth.privacy import PrivacyBudget, PrivacyFilter, PrivacyReport, epsilon_from_rho, rho_from_epsilon
@@ -306,7 +307,8 @@ def _noise_ledger(monkeypatch):
         sigmas.append(sigma)
         return noisy, sigma
 
-    monkeypatch.setattr(prepass_module, "_noisy_counts", counted)
+    for module in (prepass_module, numeric_bounds):  # the value classes are counted in one, the ranges in the other
+        monkeypatch.setattr(module, "_noisy_counts", counted)
     return drawn, sigmas
 
 

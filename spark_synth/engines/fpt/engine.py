@@ -28,24 +28,24 @@ import torch
 
 from ...errors import ParameterError
 from ...logs import layer
-from ...privacy import NoisyMeasurement, split_rho
-from ...queries import MarginalQuery
+from ...privacy import split_rho
 from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
-from ..groupings import cells, coarse_groupings, ordered_codes
+from ..groupings import cells, ordered_codes
 from ..postprocess import estimate_total, probabilities_from_counts
 from ..torch_threads import torch_threads
 from .code_shares import (absent_nulls, pooled_counts, shrunk_shares, swamped_columns, target_ratios,
                           within_group_shares, without)
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
-from .estimation import MirrorDescent, Observation, project
+from .estimation import MirrorDescent, project
 from . import lp
 from .graphical import JunctionTree
-from .lp import Target
 from .model import FptModel
-from .workload import (Candidate, candidates_and_weights, first_shares, hierarchy_candidates, marginal_candidates,
-                       marginal_workload)
+from .observations import _lp_target, _observation, _summed_observation, _tensors
+from .workload import first_shares
+from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
+from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates
 
 _log = layer("engines")
 
@@ -260,87 +260,6 @@ class Measured:
     absent: dict = field(default_factory=dict)  # column → its null's model code, given no mass
 
 
-@dataclass
-class _Workload:
-    """PMW's public workload, from the schema and options alone: the columns' groupings, the
-    candidates and hierarchy levels, the 1-way and target-pair queries; ``scan`` is every exact
-    answer the loop can ask, at full resolution where a column is in ranges (the ranges chosen
-    after the first releases are sums of these, :meth:`MarginalQuery.coarsen`)."""
-
-    groupings: list
-    crosses: list
-    weights: dict
-    levels: list
-    candidates: list
-    one_way: list
-    target: int | None
-    pair_scopes: list
-    target_pairs: list
-    scan: list
-
-
-def _marginal_workload(schema: Schema, o: FptConfig) -> tuple[list, list[str], list]:
-    """Both modes' start: the columns' groupings (public: the model works on these groups), the
-    checked hierarchy crosses and the workload's marginal scopes."""
-    groupings = coarse_groupings(schema, o.numeric_groups)
-    crosses = _checked_crosses(schema, o.hierarchy_crosses)
-    return groupings, crosses, marginal_workload(schema, o.max_way, o.max_marginal_cells, groupings)
-
-
-def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
-    groupings, crosses, workload = _marginal_workload(schema, o)
-    cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
-                    for c in crosses if c != col.name]
-    weights = candidates_and_weights(workload + cross_scopes)
-    weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
-    levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
-    one_way = [MarginalQuery((name,)) for name in schema.names]
-    target = _target_index(schema, groupings) if o.target_share > 0 else None
-    pair_scopes = [] if target is None else [
-        tuple(sorted((j, target))) for j in range(len(schema))
-        if j != target and schema.columns[j].size * schema.columns[target].size <= o.max_marginal_cells]
-    target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope)) for scope in pair_scopes]
-    scan = (one_way + [c.query for c in levels] + target_pairs
-            + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
-    return _Workload(groupings, crosses, weights, levels, candidates, one_way, target, pair_scopes, target_pairs, scan)
-
-
-def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], int]:
-    """LP mode's groupings, the candidates it measures (1-ways, hierarchy levels, the workload's
-    marginals, crossed levels) and how many lead the list as row-count estimates (1-ways and levels)."""
-    groupings, crosses, workload = _marginal_workload(schema, o)
-    levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
-    one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
-    wider = dict.fromkeys((c for c in workload if len(c) > 1), 1.0)  # max_way=1: the 1-ways above are the workload
-    measured = one_way + levels + marginal_candidates(schema, wider, groupings) + crossed
-    return groupings, measured, len(one_way) + len(levels)
-
-
-class _CandidatePools:
-    """Each round's candidates: all of them, or — when there are more than ``limit`` (wide tables:
-    d columns give d(d − 1)/2 pairs) — ``limit`` of them drawn afresh each round, the rounds walking
-    through a random order of the whole list so every candidate is offered in turn. Public: the
-    draw uses a fixed seed and never looks at the data, so the selection among a pool is the
-    exponential mechanism on a public set, and a round's cost no longer grows as d²."""
-
-    def __init__(self, candidates: list, limit: int, seed: int = 0):
-        self.candidates, self.limit = list(candidates), int(limit)
-        self.rng = np.random.default_rng(seed)
-        self.order, self.at = np.empty(0, dtype=np.int64), 0
-
-    def next(self) -> list:
-        if len(self.candidates) <= self.limit:
-            return self.candidates
-        picked: set[int] = set()
-        while len(picked) < self.limit:
-            if self.at >= len(self.order):
-                self.order, self.at = self.rng.permutation(len(self.candidates)), 0
-            take = self.order[self.at: self.at + self.limit - len(picked)]
-            self.at += len(take)
-            picked.update(int(i) for i in take)
-        return [self.candidates[i] for i in sorted(picked)]
-
-
 def _one_way_share(o: FptConfig, first_cells: list[int], total: float | None, rho: float) -> float:
     """The ρ share of the 1-way pass: ``one_way_share`` when a number; None (`null`), with the target
     pairs' DP row estimate ``total`` (no hierarchy), the share whose cells^(2/3) split makes the
@@ -355,72 +274,3 @@ def _one_way_share(o: FptConfig, first_cells: list[int], total: float | None, rh
     weight = sum(float(c) ** (2.0 / 3.0) for c in first_cells)
     rho_one = weight**3 / (math.pi * (o.one_way_error * len(first_cells) * total) ** 2)
     return min(max(rho_one / rho, ONE_WAY_SHARE_MIN), ONE_WAY_SHARE)
-
-
-def _lp_target(candidate: Candidate, measurement: NoisyMeasurement, total: float, grouping) -> Target:
-    """A noisy answer as shares of the DP row estimate, over the model's codes (a 1-way histogram of a
-    grouped numeric column summed into its groups)."""
-    values = np.asarray(measurement.values, dtype=np.float64) / total
-    if grouping is not None and len(candidate.scope) == 1 and candidate.axes == (None,):
-        values = np.bincount(np.asarray(grouping), weights=values)
-    return Target(candidate.scope, values, candidate.axes)
-
-
-def _workload_candidates(schema: Schema, crosses: list[str], max_cells: int, groupings, weights: dict):
-    """(every hierarchy level's 1-way counts, the selectable candidates) over the columns' ``groupings``."""
-    levels, crossed = hierarchy_candidates(schema, crosses, max_cells, groupings, weights)
-    return levels, marginal_candidates(schema, weights, groupings) + crossed
-
-
-def _at_full_resolution(query: MarginalQuery, schema: Schema, groupings) -> MarginalQuery:
-    """``query`` with the public ranges of its ordered columns undone (hierarchy levels kept)."""
-    if query.groupings is None:
-        return query
-    kept = tuple(None if groupings[schema.names.index(c)] is not None else g for c, g in zip(query.columns, query.groupings))
-    return MarginalQuery(query.columns, groupings=kept)
-
-
-def _shape_key(candidate: Candidate) -> tuple:
-    """A candidate's scope and hierarchy levels (its numeric ranges aside)."""
-    return candidate.scope, tuple(None if a is None else max(a) + 1 for a in candidate.axes)
-
-
-def _checked_crosses(schema: Schema, crosses: list | None) -> list[str]:
-    """The columns hierarchy levels are crossed with (option ``hierarchy_crosses``), checked against the schema."""
-    if not crosses:
-        return []
-    if not any(column.hierarchy for column in schema):
-        raise ParameterError("fpt.hierarchy_crosses", "empty: no column of the schema declares a 'hierarchy'", crosses)
-    unknown = [c for c in crosses if c not in schema.names]
-    if unknown:
-        raise ParameterError("fpt.hierarchy_crosses", f"names of schema columns (unknown: {unknown})", crosses)
-    return list(dict.fromkeys(crosses))
-
-
-def _tensors(axes: tuple, device) -> tuple:
-    """A candidate's per-axis groupings as index tensors (None stays None)."""
-    return tuple(None if a is None else torch.as_tensor(a, dtype=torch.int64, device=device) for a in axes)
-
-
-def _observation(candidate: Candidate, measurement: NoisyMeasurement, device) -> Observation:
-    values = torch.as_tensor(np.asarray(measurement.values, dtype=np.float64), device=device)
-    return Observation(tuple(candidate.scope), values, measurement.sigma, _tensors(candidate.axes, device))
-
-
-def _summed_observation(scope: tuple, measurement: NoisyMeasurement, groupings, device) -> Observation:
-    """A noisy table over the full codes of ``scope``'s columns, summed into the model's groups (each
-    cell's noise: σ·√(codes summed into it))."""
-    values = torch.as_tensor(np.asarray(measurement.values, dtype=np.float64), device=device)
-    axes = _tensors(tuple(groupings[j] for j in scope), device)
-    if all(a is None for a in axes):
-        return Observation(tuple(scope), values, measurement.sigma)
-    summed, members = project(values, axes), project(torch.ones_like(values), axes)
-    return Observation(tuple(scope), summed, measurement.sigma * members.sqrt())
-
-
-def _target_index(schema: Schema, groupings) -> int | None:
-    """The schema's target column when the model keeps its codes (categorical or few ordered values)."""
-    if schema.target is None or schema.target not in schema.names:
-        return None
-    t = schema.names.index(schema.target)
-    return t if groupings[t] is None else None

@@ -20,15 +20,13 @@ FIT     a mixture of ``components`` product distributions, by Adam (cosine sched
         product of per-column distributions over public codes (``numeric_model="histogram"``), or of
         those for categorical/nullable columns and one Gaussian N(μ, UUᵀ + diag(D)) of rank ``rank``
         over the non-nullable numeric columns (``numeric_model="gaussian"``). The final Match runs
-        ``fits`` times from different seeds and the mixtures are pooled (:func:`pool_fits`).
+        ``fits`` times from different seeds and the mixtures are pooled (:func:`.pooling.pool_fits`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -36,158 +34,33 @@ import numpy as np
 from ...errors import InternalError, ParameterError
 from ...logs import layer
 from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
-from ...queries import MAX_FRACTION_BITS, MarginalQuery, MomentQuery
+from ...queries import MarginalQuery, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, coarse_groupings, merge_sparse_groups
-from ..one_way import (OneWayConfig, measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries,
-                       one_way_releases, stage_budgets)
+from ..one_way import (measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries, one_way_releases,
+                       stage_budgets)
 from ..postprocess import estimate_total
+from .column_models import encoding_knots, gaussian_columns, shared_columns
+from .config import NUMERIC_MODELS, PAIR_SHARE, SpliceConfig  # noqa: F401 (NUMERIC_MODELS re-exported)
 from .directions import make_directions
 from .gaussian import GaussianBlock
 from .match import match, match_terms, null_share
 from .model import SpliceModel
 from .pairs import (PAIR_MAX_CELLS, PAIR_SELECT_SHARE, anchors_line, candidate_pairs, model_tables, pair_query,
                     pair_targets)
+from .pooling import fit_seed, parallel_fits, pool_fits, rake_to_marginals
 
 _log = layer("engines")
 
 MOMENTS = "sliced-chebyshev-moments"
-#: The pair anchors' share of ρ when ``pair_share`` is null, less what the moments need to keep
-#: MOMENT_SNR_KEEP × ``min_moment_snr`` (docs/splice.md, "Pair share and count").
-PAIR_SHARE = 0.45
+#: What the moments keep when ``pair_share`` is null: MOMENT_SNR_KEEP × ``min_moment_snr`` (see ``PAIR_SHARE``).
 MOMENT_SNR_KEEP = 1.5
 #: Pair anchors per column when ``pair_count`` is null: PAIR_ROUNDS_PER_COLUMN · (columns − 1).
 PAIR_ROUNDS_PER_COLUMN = 5
-NUMERIC_MODELS = ("histogram", "gaussian")
 #: A pair table's group holding fewer DP rows than this many times a pair cell's noise σ is merged away (as MST's 3σ).
 SPARSE_SIGMAS = 3.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class SpliceConfig(OneWayConfig):
-    """SPLICE's options (defaults chosen by measurement: see docs/splice.md); the anchors' 1-way
-    options (``one_way_*``, ``null_floor``) are :class:`~spark_synth.engines.one_way.OneWayConfig`'s."""
-
-    engine_name = "splice"
-
-    n_dense: int = 64
-    n_sparse: int = 256
-    degree: int = 12
-    components: int = 64
-    marginal_share: float = 0.5
-    anchor_weight: float = 0.0
-    learning_rate: float = 0.1
-    steps: int = 400
-    patience: int = 60
-    direction_seed: int = 0
-    fit_seed: int = 0
-    rows_public: int | None = None
-    device: str = "auto"
-    cpu_threads: int = 1
-    moment_fraction_bits: int | None = None  # None: derived from the moment query's public max_rows bound
-    rake_sweeps: int = 50
-    numeric_model: str = "gaussian"
-    rank: int = 1
-    max_null_share: float = 0.01
-    quantile_encoding: float = 0.5
-    min_moment_snr: float = 10.0
-    pair_share: float | None = None  # None: PAIR_SHARE, less what the moments need (SpliceEngine.moment_and_pair_rho)
-    pair_count: int | None = None  # None: 5·(columns − 1)
-    pair_groups: int = 16
-    pair_grouping: str = "sparse"
-    pair_weight: float = 0.1
-    spread_weight: float = 0.01
-    max_component_codes: int = 128
-    fits: int = 2
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name, low in (("n_dense", 0), ("n_sparse", 0), ("degree", 1), ("components", 1), ("steps", 1), ("patience", 1),
-                          ("cpu_threads", 1), ("moment_fraction_bits", 8), ("rake_sweeps", 0), ("rank", 0), ("pair_groups", 2),
-                          ("pair_count", 0), ("max_component_codes", 1), ("fits", 1)):
-            value = getattr(self, name)
-            if name in ("moment_fraction_bits", "pair_count") and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ParameterError(f"splice.{name}", f"a whole number >= {low}", value)
-        if self.n_dense + self.n_sparse < 1:
-            raise ParameterError("splice.n_dense + splice.n_sparse", "at least 1 direction", self.n_dense + self.n_sparse)
-        if self.moment_fraction_bits is not None and self.moment_fraction_bits > MAX_FRACTION_BITS:
-            raise ParameterError("splice.moment_fraction_bits", f"a whole number in [8, {MAX_FRACTION_BITS}], or null (derived from a "
-                                 "public bound of 10^12 rows)", self.moment_fraction_bits)
-        if self.degree > 40:
-            raise ParameterError("splice.degree", "at most 40 (power-basis moments lose precision beyond)", self.degree)
-        if not 0 <= self.marginal_share < 1:
-            raise ParameterError("splice.marginal_share", "a number in [0, 1)", self.marginal_share)
-        if self.pair_share is None and self.marginal_share > 0 and PAIR_SHARE >= 1 - self.marginal_share:
-            raise ParameterError("splice.marginal_share", f"below {1 - PAIR_SHARE:g} while splice.pair_share is "
-                                 "null (the default pair share would leave nothing for the moments), or set splice.pair_share",
-                                 self.marginal_share)
-        for name in ("anchor_weight", "learning_rate", "pair_weight", "spread_weight"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (name == "learning_rate" and value == 0):
-                raise ParameterError(f"splice.{name}", "a finite number > 0" if name == "learning_rate" else "a finite number >= 0", value)
-        if self.rows_public is not None and (isinstance(self.rows_public, bool) or not isinstance(self.rows_public, int) or self.rows_public < 1):
-            raise ParameterError("splice.rows_public", "a whole number >= 1, or None (row count measured with DP)", self.rows_public)
-        if self.device not in ("auto", "cpu", "cuda"):
-            raise ParameterError("splice.device", "one of ['auto', 'cpu', 'cuda']", self.device)
-        if not isinstance(self.quantile_encoding, (int, float)) or not 0 <= self.quantile_encoding <= 1:
-            raise ParameterError("splice.quantile_encoding", "a number in [0, 1] (0: affine encoding of numeric columns)", self.quantile_encoding)
-        if self.quantile_encoding > 0 and self.marginal_share == 0:
-            raise ParameterError("splice.quantile_encoding", "0 when splice.marginal_share is 0 (the knots come from the DP 1-way histograms)",
-                                 self.quantile_encoding)
-        if self.pair_share is not None and (isinstance(self.pair_share, bool) or not isinstance(self.pair_share, (int, float))
-                                            or not 0 <= self.pair_share < 1 - self.marginal_share):
-            raise ParameterError("splice.pair_share", "a number in [0, 1 - splice.marginal_share) (the rest of ρ measures the moments), "
-                                 "or null (chosen from the columns' types)", self.pair_share)
-        if self.pair_share is not None and self.pair_share > 0 and self.marginal_share == 0:
-            raise ParameterError("splice.pair_share", "0 when splice.marginal_share is 0 (the pair anchors follow the DP 1-way "
-                                 "anchors, which decide the Gaussian block)", self.pair_share)
-        if not isinstance(self.min_moment_snr, (int, float)) or not math.isfinite(self.min_moment_snr) or self.min_moment_snr < 0:
-            raise ParameterError("splice.min_moment_snr", "a finite number >= 0 (0: always measure the moments)", self.min_moment_snr)
-        if not isinstance(self.max_null_share, (int, float)) or not 0 <= self.max_null_share < 1:
-            raise ParameterError("splice.max_null_share", "a number in [0, 1)", self.max_null_share)
-        if self.pair_grouping not in ("width", "sparse"):
-            raise ParameterError("splice.pair_grouping", "one of ['width', 'sparse']", self.pair_grouping)
-        if self.numeric_model not in NUMERIC_MODELS:
-            raise ParameterError("splice.numeric_model", f"one of {list(NUMERIC_MODELS)}", self.numeric_model)
-
-
-def encoding_knots(schema: Schema, anchors, mix: float) -> dict[str, np.ndarray]:
-    """Per numeric column, the images in [-1, 1] of its public bin edges: 2·(mix·F + (1−mix)·U) − 1,
-    F the DP 1-way CDF over its non-null bins and U the uniform (affine) one. Post-processing only."""
-    if mix == 0 or anchors is None:
-        return {}
-    knots = {}
-    for j, column in enumerate(schema):
-        if column.type.is_discrete:
-            continue
-        mass = np.asarray(anchors[j][: column.n_values], dtype=np.float64)
-        cdf = np.concatenate([[0.0], np.cumsum(mass)]) / mass.sum() if mass.sum() > 0 else np.linspace(0, 1, column.n_values + 1)
-        mixed = 2.0 * (mix * cdf + (1.0 - mix) * np.linspace(0.0, 1.0, column.n_values + 1)) - 1.0
-        mixed[0], mixed[-1] = -1.0, 1.0
-        knots[column.name] = np.maximum.accumulate(np.clip(mixed, -1.0, 1.0))
-    return knots
-
-
-def gaussian_columns(schema: Schema, numeric_model: str, anchors=None, max_null_share: float = 0.0) -> tuple[int, ...]:
-    """Columns modelled by the Gaussian block (``numeric_model="gaussian"`` only): integer/continuous
-    columns that cannot hold nulls, or whose DP null share (from the 1-way anchors: post-processing)
-    is at most ``max_null_share``. The closed form treats the block's rows as non-null; sampling
-    then nulls each such column independently at its DP share. Numeric columns with more nulls keep
-    a code distribution (bins + null code), whose closed form is exact.
-    """
-    if numeric_model != "gaussian":
-        return ()
-    out = []
-    for j, c in enumerate(schema):
-        if c.type.is_discrete:
-            continue
-        if not c.nullable or (anchors is not None and null_share(anchors[j], c) <= max_null_share):
-            out.append(j)
-    return tuple(out)
 
 
 class SpliceEngine(Engine):
@@ -397,63 +270,3 @@ class SpliceEngine(Engine):
 def pair_round_rho(rho: float, rounds: int) -> tuple[float, float]:
     """(selection ρ, measurement ρ) of one of ``rounds`` pair rounds sharing ``rho`` (public)."""
     return tuple(split_rho(rho / max(1, rounds), [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE]))
-
-
-def fit_seed(seed: int, i: int) -> int:
-    """The initialisation seed of pooled fit ``i`` (public): ``seed`` itself for the first fit, so one
-    fit is the single fit of before; the others drawn from ``SeedSequence((seed, i))``."""
-    return seed if i == 0 else int(np.random.SeedSequence((seed, i)).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-
-
-def parallel_fits(fits: int, cpu_threads: int) -> int:
-    """How many pooled fits run at once: as many as the CPUs hold at ``cpu_threads`` PyTorch threads each."""
-    return max(1, min(fits, (os.cpu_count() or 1) // max(1, cpu_threads)))
-
-
-def pool_fits(fits: Sequence[tuple], shared: Sequence[bool]):
-    """One mixture from several fitted ones, each given weight 1/len(fits): components concatenated, the
-    weights scaled; a ``shared`` code column (one distribution for every component) gets the fits'
-    average distribution. Each fit is (weights (K,), probabilities per code column (K, size), Gaussian
-    (mean, factor, diag) or None)."""
-    n = len(fits)
-    if n == 1:
-        return fits[0]
-    weights = np.concatenate([np.asarray(w, dtype=np.float64) for w, _, _ in fits]) / n
-    probabilities = []
-    for c, is_shared in enumerate(shared):
-        tables = [np.asarray(p[c], dtype=np.float64) for _, p, _ in fits]
-        if is_shared:
-            probabilities.append(np.tile(np.mean([t[0] for t in tables], axis=0), (len(weights), 1)))
-        else:
-            probabilities.append(np.concatenate(tables, axis=0))
-    gaussian = None
-    if fits[0][2] is not None:
-        gaussian = tuple(np.concatenate([g[part] for _, _, g in fits], axis=0) for part in range(3))
-    return weights, probabilities, gaussian
-
-
-def rake_to_marginals(weights: np.ndarray, probabilities: list[np.ndarray], anchors: list[np.ndarray], sweeps: int):
-    """Iterative proportional fitting of the latent-class joint π(k, x_c) = w_k p_kc(x_c) to the DP
-    1-way marginals of the code-modelled columns (post-processing). Each step makes column c's mixture marginal equal its anchor
-    while keeping every component's conditional shape; sweeps repeat over all columns."""
-    weights = np.asarray(weights, dtype=np.float64).copy()
-    probabilities = [np.asarray(p, dtype=np.float64).copy() for p in probabilities]
-    for _ in range(sweeps):
-        for j, anchor in enumerate(anchors):
-            joint = weights[:, None] * probabilities[j]  # (K, size)
-            marginal = joint.sum(axis=0)
-            ratio = np.divide(anchor, marginal, out=np.zeros_like(anchor), where=marginal > 0)
-            joint *= ratio
-            weights = joint.sum(axis=1)
-            keep = weights > 0
-            probabilities[j] = np.where(keep[:, None], joint / np.where(keep, weights, 1.0)[:, None], probabilities[j])
-    total = weights.sum()
-    return weights / total, probabilities
-
-
-def shared_columns(schema: Schema, gaussian: Sequence[int], max_component_codes: int) -> frozenset[int]:
-    """Code-modelled columns with more than ``max_component_codes`` codes: one distribution shared by
-    every component (public: from the domains). Per-component distributions over that many codes are
-    noise at the moments' resolution (diabetes_readmission's 916 ICD-9 codes: each such pair's TVD
-    was above its independent value); shared, the column is independent of the rest in the model."""
-    return frozenset(j for j, c in enumerate(schema) if j not in gaussian and c.size > max_component_codes)
