@@ -79,7 +79,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None, *, where: s
         write_started = time.perf_counter()
         written = synth.write_to(location, config.rows, config.seed, config.overwrite, spark, **shape)
         timings = {"sample_and_write": time.perf_counter() - write_started, "total": time.perf_counter() - started}
-        tracker.log_output(written, config.rows, synth.last_seed_, timings, _sampling(synth))
+        tracker.log_output(written, config.rows, synth.last_seed_, timings, _sampling(synth), synth.last_condition_)
         evaluation = None
         if evaluate is not None:
             from .evaluate.command import evaluate_after_run
@@ -401,11 +401,12 @@ class _Tracker:
             if warnings:
                 mlflow.set_tag("spark_synth.warnings", str(len(warnings)))
 
-    def log_output(self, location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None) -> None:
+    def log_output(self, location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None,
+                   condition: dict | None = None) -> None:
         if self.run_id:
             from .track import log_output
 
-            log_output(location, rows, seed, timings, sampling)
+            log_output(location, rows, seed, timings, sampling, condition)
 
     def log_model_dir(self, path: Path) -> None:
         if self.run_id:

@@ -253,12 +253,19 @@ def _log_curves(curves: dict) -> None:
         client.log_batch(run_id, metrics=points[start:start + 1000])
 
 
-def log_output(location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None) -> None:
+def log_output(location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None,
+               condition: dict | None = None) -> None:
     """The written output: where, how many rows, the seed, stage timings; the numbers of the model's
-    sampling report (``{name: report}``, e.g. dgm's ``join`` → metric ``join_filled_rows``)."""
+    sampling report (``{name: report}``, e.g. dgm's ``join`` → metric ``join_filled_rows``); a shaped
+    sample's ``where`` and ``rows_per`` (params ``sample_where``, ``sample_rows_per``) and its
+    condition's model probability (metric ``condition_probability``)."""
     import mlflow
 
     mlflow.log_params({"output_location": location, "sample_seed": seed})
+    if condition:
+        mlflow.log_params({f"sample_{k}": "" if condition.get(k) is None else condition[k] for k in ("where", "rows_per")})
+        if condition.get("condition_probability") is not None:
+            mlflow.log_metric("condition_probability", condition["condition_probability"])
     mlflow.log_metric("rows_written", rows)
     for name, report in (sampling or {}).items():
         for key, value in report.items():

@@ -5,6 +5,9 @@ models whose conditioned Spark samples follow the model's exact conditional marg
 from __future__ import annotations
 
 import json
+import uuid
+
+import mlflow
 
 import numpy as np
 import pandas as pd
@@ -107,18 +110,23 @@ def test_a_bad_or_impossible_condition_is_refused_and_writes_nothing(fitted, tmp
     assert not out.exists()
 
 
-def test_run_with_where_fits_once_and_writes_the_conditioned_rows(spark, adult_sample_paths, tmp_path, capsys):
+def test_run_with_where_writes_the_conditioned_rows_and_logs_the_condition(spark, spark_home, adult_sample_paths, tmp_path,
+                                                                          capsys, monkeypatch):
+    monkeypatch.setenv("SPARK_SYNTH_LEDGER_PREFIX", f"test-{uuid.uuid4().hex[:8]}:")
     data, schema = adult_sample_paths
     out = tmp_path / "run.parquet"
     code = main(["run", "--input", data, "--schema", schema, "--engine", "independent", "--epsilon", "1", "--delta", "1e-9",
-                 "--rows", "800", "--output", str(out), "--seed", "1", "--where", WHERE, "--rows-per", "race",
-                 "--no-mlflow"])
+                 "--rows", "800", "--output", str(out), "--seed", "1", "--where", WHERE, "--rows-per", "race"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     summary = json.loads(captured.out)
     assert summary["where"] == WHERE and summary["rows_per"] == "race"
     rows = spark.read.parquet(str(out)).toPandas()
     assert len(rows) == 800 and _satisfies(rows).all()
+    mlflow.set_tracking_uri(f"sqlite:///{spark_home / 'mlflow.db'}")
+    run = mlflow.get_run(summary["mlflow_run_id"])
+    assert run.data.params["sample_where"] == WHERE and run.data.params["sample_rows_per"] == "race"
+    assert run.data.metrics["condition_probability"] == pytest.approx(summary["condition_probability"])
 
 
 def test_run_refuses_a_bad_condition_before_the_fit_spends_anything(adult_sample_paths, tmp_path, capsys):
