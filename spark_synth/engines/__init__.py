@@ -17,15 +17,14 @@ from ..errors import InternalError, ParameterError, UserInputError
 from .base import Engine, FittedModel, LocalTaskRunner, MeasurementOracle, TaskRunner
 from .independent import IndependentEngine, IndependentModel
 
-#: Classes of the lazily registered engines, importable from here as before (loaded on first access).
-_LAZY_ATTRIBUTES = {
-    "SpliceEngine": "spark_synth.engines.splice:SpliceEngine",
-    "SpliceModel": "spark_synth.engines.splice:SpliceModel",
-    "FptEngine": "spark_synth.engines.fpt:FptEngine",
-    "FptModel": "spark_synth.engines.fpt:FptModel",
-    "DgmEngine": "spark_synth.engines.dgm:DgmEngine",
-    "DgmModel": "spark_synth.engines.dgm:DgmModel",
+#: The shipped engines imported on first use: name → (package, class prefix); the package exports
+#: ``<prefix>Engine`` and ``<prefix>Model``, which are importable from here too (loaded on first access).
+_SHIPPED = {
+    "splice": ("spark_synth.engines.splice", "Splice"),
+    "fpt": ("spark_synth.engines.fpt", "Fpt"),
+    "dgm": ("spark_synth.engines.dgm", "Dgm"),
 }
+_LAZY_ATTRIBUTES = {prefix + kind: f"{package}:{prefix}{kind}" for package, prefix in _SHIPPED.values() for kind in ("Engine", "Model")}
 
 
 def _import_target(target: str):
@@ -119,9 +118,8 @@ def register_engine(cls: type[Engine] | str, target: str | None = None):
 
 
 register_engine(IndependentEngine)
-register_engine("splice", "spark_synth.engines.splice:SpliceEngine")
-register_engine("fpt", "spark_synth.engines.fpt:FptEngine")
-register_engine("dgm", "spark_synth.engines.dgm:DgmEngine")
+for _name, (_package, _prefix) in _SHIPPED.items():
+    register_engine(_name, f"{_package}:{_prefix}Engine")
 
 
 def get_engine(name: str, **options) -> Engine:
