@@ -14,7 +14,7 @@ from spark_synth.engines import IndependentModel
 from spark_synth.engines.dgm.join import JoinSettings
 from spark_synth.engines.dgm.model import DgmModel
 from spark_synth.engines.evidence import Evidence
-from spark_synth.engines.fpt.model import FptModel
+from spark_synth.engines.fpt.model import FptLpModel, FptModel
 from spark_synth.engines.splice.gaussian import GaussianBlock
 from spark_synth.engines.splice.model import SpliceModel
 from spark_synth.sample.conditions import ConditionError, as_condition, parse_condition, parse_predicates
@@ -139,7 +139,7 @@ def _fpt_model(lp: bool):
                    3: (np.array([0, 1, 1, 1]), np.array([0.5, 0.2, 0.0, 0.3]), None)}
     if lp:
         support = np.array(list(itertools.product(*[range(s) for s in sizes])))
-        return FptModel(code_sizes, sizes, {}, 1000, refinements, support, rng.random(len(support)), target=2)
+        return FptLpModel(code_sizes, sizes, support, rng.random(len(support)), 1000, refinements, target=2)
     potentials = {(0, 1): rng.normal(size=(3, 2)), (1, 2): rng.normal(size=(2, 2)), (2, 3): rng.normal(size=(2, 2)),
                   (0,): np.array([0.0, 0.0, -1e4])}
     return FptModel(code_sizes, sizes, potentials, 1000, refinements, target=2)
@@ -148,7 +148,7 @@ def _fpt_model(lp: bool):
 def _fpt_joint(model) -> np.ndarray:
     """The exact distribution over fine codes, by enumeration."""
     joint = np.zeros(model.code_sizes)
-    if model.support is not None:
+    if isinstance(model, FptLpModel):
         cells = [(tuple(row), w) for row, w in zip(model.support, model.weights)]
     else:
         cells = [(x, np.exp(sum(t[tuple(x[v] for v in s)] for s, t in model.potentials.items())))
@@ -309,3 +309,23 @@ def test_a_plain_plan_draws_the_same_rows_as_the_model():
     plan = sampling_plan(model, schema, 500)
     codes, _ = plan.sample_counted(np.arange(500), np.random.default_rng(4), False, {})
     assert np.array_equal(codes, model.sample_codes(500, np.random.default_rng(4)))
+
+
+@pytest.mark.parametrize("lp", [False, True], ids=["junction tree", "LP histogram"])
+def test_fpt_saved_state_loads_as_the_same_kind_of_model_with_the_same_rows(lp):
+    model = _fpt_model(lp)
+    schema = schema_from_dict({"columns": [{"name": f"c{j}", "type": "categorical", "nullable": False,
+                                            "categories": [f"v{i}" for i in range(size)]}
+                                           for j, size in enumerate(model.code_sizes)]})
+    again = FptModel.from_state(model.to_state(), schema)
+    assert type(again) is type(model)
+    assert np.array_equal(again.sample_codes(500, np.random.default_rng(2)), model.sample_codes(500, np.random.default_rng(2)))
+
+
+def test_fpt_rare_condition_draws_every_row_inside_it():
+    model = _fpt_model(False)
+    evidence = Evidence({0: np.array([2e-4, 0.0, 0.0]), 3: np.array([0.0, 1.0, 1.0, 1.0])})
+    conditioned, probability = model.conditioned(evidence)
+    assert 1e-6 < probability < 2e-4
+    rows = conditioned.sample_codes(100_000, np.random.default_rng(0))
+    assert (rows[:, 0] == 0).all() and (rows[:, 3] != 0).all()

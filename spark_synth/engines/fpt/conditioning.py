@@ -7,8 +7,8 @@ become one more log-potential, so the conditioned model is sampled by the same e
 A coarsened column (sampled as a group, then refined to a fine code within it) takes its weights in two
 places: the group's potential is the group's expected weight under the refinement, Σ_c q(c | group)·w(c)
 — a potential over (column, target) when the refinement depends on the row's target value — and the
-refinement then draws ∝ q(c | group)·w(c). In LP mode (a sparse histogram) the same factors reweight
-the histogram's rows. Post-processing of the fitted model; NumPy only (runs on Spark workers).
+refinement then draws ∝ q(c | group)·w(c). An LP model (a sparse histogram) reweights its rows by the
+same factors. Post-processing of the fitted model; NumPy only (runs on Spark workers).
 """
 
 from __future__ import annotations
@@ -19,37 +19,46 @@ from ...errors import InternalError
 from ..evidence import LOG_ZERO, Evidence
 
 
-def conditioned_parts(model, evidence: Evidence) -> tuple[dict, dict, np.ndarray | None]:
-    """(potentials with the evidence's factors added, refinements drawing within the evidence, the LP
-    histogram's reweighted weights or None) of FPT model ``model``."""
-    potentials = {scope: table.copy() for scope, table in model.potentials.items()}
-    refinements = dict(model.refinements)
-    row_factor = None if model.support is None else np.ones(len(model.support))
+def evidence_factors(model, evidence: Evidence) -> tuple[list[tuple[tuple[int, ...], np.ndarray]], dict]:
+    """(the evidence as factors over the model codes — (scope, table) pairs —, refinements drawing within
+    the evidence) of an FPT model (its ``sizes``, ``refinements`` and ``target``)."""
+    factors, refinements = [], dict(model.refinements)
     for j in evidence.columns:
         w = evidence.get(j)
         if j not in model.refinements:
-            factor, scope = w, (j,)
-        else:
-            grouping, fine, by_target = model.refinements[j]
-            if by_target is None or model.target is None:
-                q = _within_groups(grouping, fine[:, None])[:, 0]
-                factor, scope = _group_sums(grouping, (q * w)[:, None], model.sizes[j])[:, 0], (j,)
-                refinements[j] = (grouping, q * w, None)
-            else:
-                if model.target in model.refinements or by_target.shape[1] != model.sizes[model.target]:
-                    raise InternalError("an fpt refinement by target must follow an unrefined target column")
-                q = _within_groups(grouping, fine[:, None] * by_target, fallback=fine)
-                factor, scope = _group_sums(grouping, q * w[:, None], model.sizes[j]), (j, model.target)
-                refinements[j] = (grouping, np.ones(len(fine)), q * w[:, None])
-        if row_factor is not None:
-            row_factor = row_factor * factor[tuple(model.support[:, v] for v in scope)]
+            factors.append(((j,), w))
             continue
+        grouping, fine, by_target = model.refinements[j]
+        if by_target is None or model.target is None:
+            q = _within_groups(grouping, fine[:, None])[:, 0]
+            factors.append(((j,), _group_sums(grouping, (q * w)[:, None], model.sizes[j])[:, 0]))
+            refinements[j] = (grouping, q * w, None)
+            continue
+        if model.target in model.refinements or by_target.shape[1] != model.sizes[model.target]:
+            raise InternalError("an fpt refinement by target must follow an unrefined target column")
+        q = _within_groups(grouping, fine[:, None] * by_target, fallback=fine)
+        factors.append(((j, model.target), _group_sums(grouping, q * w[:, None], model.sizes[j])))
+        refinements[j] = (grouping, np.ones(len(fine)), q * w[:, None])
+    return factors, refinements
+
+
+def with_log_factors(potentials: dict, factors) -> dict:
+    """Copies of the log-potential tables with each factor's log added (a new scope where there is none)."""
+    out = {scope: table.copy() for scope, table in potentials.items()}
+    for scope, factor in factors:
         log_factor = _log(factor)
-        if scope[0] > scope[-1]:  # (column, target) with the target first: axes in scope order
+        if scope[0] > scope[-1]:  # (column, target) with the target first: axes in sorted order
             scope, log_factor = scope[::-1], log_factor.T
-        potentials[scope] = potentials[scope] + log_factor if scope in potentials else log_factor
-    weights = None if row_factor is None else model.weights * row_factor
-    return potentials, refinements, weights
+        out[scope] = out[scope] + log_factor if scope in out else log_factor
+    return out
+
+
+def row_factor(support: np.ndarray, factors) -> np.ndarray:
+    """Per row of a sparse histogram's support (model codes): the product of the factors."""
+    out = np.ones(len(support))
+    for scope, factor in factors:
+        out = out * factor[tuple(support[:, v] for v in scope)]
+    return out
 
 
 def _within_groups(grouping: np.ndarray, weights: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:

@@ -41,7 +41,7 @@ from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
 from .estimation import MirrorDescent, project
 from . import lp
 from .graphical import JunctionTree
-from .model import FptModel
+from .model import FptLpModel, FptModel
 from .observations import _lp_target, _observation, _summed_observation, _tensors
 from .workload import first_shares
 from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
@@ -234,12 +234,12 @@ class FptEngine(Engine):
         targets = [_lp_target(c, m, total, groupings[c.scope[0]]) for c, m in zip(measured, released)]
         return Measured(sizes, total, refinements, {"measured": [c.query.name for c in measured]}, lp_targets=targets)
 
-    def _solve_lp(self, schema: Schema, measured: "Measured") -> FptModel:
+    def _solve_lp(self, schema: Schema, measured: "Measured") -> FptLpModel:
         solution = lp.solve(measured.sizes, measured.lp_targets, self.options.lp_max_iterations)
         summary = {"mode": "lp", "lp_iterations": solution.iterations, "lp_converged": solution.converged,
                    "lp_max_error": solution.max_error, "support_points": len(solution.points), **measured.summary}
-        return FptModel([c.size for c in schema], measured.sizes, {}, measured.total, measured.refinements,
-                        support=solution.points, weights=solution.weights, summary=summary)
+        return FptLpModel([c.size for c in schema], measured.sizes, solution.points, solution.weights, measured.total,
+                          measured.refinements, summary=summary)
 
 
 @dataclass
