@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     variants = args.variant if args.variant is not None else [""]
 
-    from spark_synth.cli import engine_options
+    from spark_synth.config import parse_option_pairs  # checked where the engine is built
     from spark_synth.engines import get_engine
 
     threads = {"cpu_threads": 1} if "cpu_threads" in get_engine(args.engine).config() else {}  # one thread where the engine has the option
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     results = {}
     for epsilon in args.epsilon:
         for text in variants:
-            options = {**threads, **engine_options(args.engine, list(filter(None, text.split(","))))}
+            options = {**threads, **parse_option_pairs(list(filter(None, text.split(","))))}
             for run in range(args.fits):
                 started = time.perf_counter()
                 model = fit(args.engine, split, epsilon, **options)

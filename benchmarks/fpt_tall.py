@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     variants = args.variant if args.variant is not None else [""]
 
-    from spark_synth.cli import engine_options
+    from spark_synth.config import parse_option_pairs  # checked where the engine is built
     from spark_synth.engines import get_engine
 
     split = load_split(args.dataset)
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     print("| variant | rows | fit | fit s | rounds | largest bag | 1-way TVD | 2-way TVD | 3-way TVD |" + (" TSTR |" if args.tstr else ""))
     print("|---|---|---|---|---|---|---|---|---|" + ("---|" if args.tstr else ""))
     for text in variants:
-        options = {"cpu_threads": 1, **engine_options("fpt", list(filter(None, text.split(","))))}
+        options = {"cpu_threads": 1, **parse_option_pairs(list(filter(None, text.split(","))))}
         for copies in args.copies:
             for run in range(args.fits):
                 engine = get_engine("fpt", **options)

@@ -493,11 +493,21 @@ def _dispatch(args: argparse.Namespace) -> dict:
     )
 
 
-def engine_options(engine: str, pairs: list[str]) -> dict:
-    """``KEY=VALUE`` strings → a validated options dict (values parsed as YAML scalars)."""
-    from .config import check_engine_options, parse_option_pairs
+def engine_options(engine: str, pairs: list[str]):
+    """``KEY=VALUE`` strings (values parsed as YAML scalars) → the engine's typed config, checked
+    once here; None when none are given (the engine's defaults)."""
+    from .config import parse_option_pairs
+    from .engines import typed_config
+    from .engines.options import OPTION_FLAG
+    from .errors import ParameterError
 
-    return check_engine_options(engine, parse_option_pairs(pairs), "--engine-option")
+    options = parse_option_pairs(pairs)
+    if not options:
+        return None
+    if engine == "auto":
+        raise ParameterError(OPTION_FLAG, "none with --engine auto: name the engine they belong to (e.g. --engine fpt)",
+                             sorted(options))
+    return typed_config(engine, options, source=OPTION_FLAG)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -122,7 +122,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None, *, where: s
 
 def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta: float, model: str,
                  out_of_domain: str = "clip", mlflow: bool = True, spark_profile: str = "local", spark=None,
-                 engine_options: dict | None = None, dataset_id: str | None = None, privacy_unit: str | None = None,
+                 engine_options=None, dataset_id: str | None = None, privacy_unit: str | None = None,
                  max_rows_per_unit: int | None = None) -> dict:
     """Fit on ``input`` and save the synthesizer to directory ``model`` (the CLI's ``fit``).
 

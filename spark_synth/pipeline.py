@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ._version import __version__
 from .config import check_policy, check_rows, check_seed
-from .engines import Engine, TaskRunner, get_engine, model_class
+from .engines import Engine, TaskRunner, get_engine, model_class, typed_config
+from .engines.options import changed_options
 from .errors import NotFittedError, ParameterError, UserInputError
 from .logs import layer
 from .measure import answer_queries, check_structure
@@ -46,19 +47,30 @@ class Synthesizer:
     _sampling_observation = None
 
     def __init__(self, engine: str = "independent", *, epsilon: float, delta: float,
-                 out_of_domain: str = "clip", engine_options: dict | None = None,
+                 out_of_domain: str = "clip", engine_options=None,
                  privacy_unit: str | None = None, max_rows_per_unit: int | None = None):
+        """``engine_options``: the engine's typed config (e.g. ``FptConfig(one_way_error=0.05)``), or a
+        mapping of option name -> value, turned into it here (checked once); None: the defaults."""
         self.engine = engine
         self.epsilon = epsilon
         self.delta = delta
         self.out_of_domain = out_of_domain
-        self.engine_options = dict(engine_options or {})
         #: What the guarantee protects: one row (default), or one value of ``privacy_unit`` with all its
         #: rows, at most ``max_rows_per_unit`` of them kept (see docs/privacy.md, "Person-level privacy").
         self.unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
         self._budget = PrivacyBudget(epsilon, delta)
         self._policy = check_policy(out_of_domain)
-        self._engine: Engine = get_engine(engine, **self.engine_options)
+        self._engine: Engine = get_engine(engine, typed_config(engine, engine_options))  # built once, from the config
+
+    @property
+    def engine_config(self):
+        """The engine's typed config (its config dataclass: every option, defaults included)."""
+        return self._engine.options
+
+    @property
+    def engine_options(self) -> dict:
+        """The engine options that differ from the engine's defaults (saved with the model)."""
+        return changed_options(self._engine.options)
 
     # ---- fit -----------------------------------------------------------------------------
     def fit(self, df, schema: Schema | str | Path, tasks: TaskRunner | None = None, *,

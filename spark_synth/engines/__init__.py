@@ -9,6 +9,7 @@ Python worker would otherwise pay for.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Iterator, MutableMapping
@@ -16,6 +17,7 @@ from collections.abc import Iterator, MutableMapping
 from ..errors import InternalError, ParameterError, UserInputError
 from .base import Engine, FittedModel, LocalTaskRunner, MeasurementOracle, TaskRunner
 from .independent import IndependentEngine, IndependentModel
+from .options import engine_config, located
 
 #: The shipped engines imported on first use: name → (package, class prefix); the package exports
 #: ``<prefix>Engine`` and ``<prefix>Model``, which are importable from here too (loaded on first access).
@@ -122,8 +124,9 @@ for _name, (_package, _prefix) in _SHIPPED.items():
     register_engine(_name, f"{_package}:{_prefix}Engine")
 
 
-def get_engine(name: str, **options) -> Engine:
-    """Instantiate the engine called ``name`` with its options (names and types checked)."""
+def engine_class(name: str) -> type[Engine]:
+    """The class of the engine called ``name``: a registered engine (not ``auto``) whose optional
+    dependencies are installed."""
     if name == "auto":
         raise ParameterError("engine", "a named engine here: 'auto' is resolved from a schema by "
                                        "spark_synth.engines.choice.choose_engine (the CLI and jobs do it)", name)
@@ -134,7 +137,47 @@ def get_engine(name: str, **options) -> Engine:
         if importlib.util.find_spec(module) is None:
             raise UserInputError(f"engine '{name}' needs {module}, which is not installed here; install the extra: "
                                  f"pip install 'spark-synth[{extra}]' (or pick --engine independent)")
-    return cls(**options)
+    return cls
+
+
+def typed_config(engine: str, options=None, *, source: str | None = None, origins: dict | None = None):
+    """The typed config of engine ``engine`` (its ``config_class``) from ``options``: None (the
+    engine's defaults), a mapping of option name -> value (checked here, once), or already a config
+    of that engine (returned as it is: it was checked when it was made). The one place options
+    become a config: the Python API, the CLI and the jobs call it where the options are given.
+
+    ``source`` says where the options were set — ``--engine-option`` or a config file; None for the
+    Python API — and ``origins`` maps option names to their source when they were merged from
+    several (a job's engine defaults, run config and command line); errors name them.
+    """
+    config_class = engine_class(engine).config_class
+    if isinstance(options, config_class):
+        return options
+    if options is not None and not isinstance(options, dict):
+        raise ParameterError("engine_options", f"a mapping of option name -> value, or a {config_class.__name__}", options)
+    try:
+        return engine_config(engine, config_class, options or {})
+    except ParameterError as exc:
+        if source is None and not origins:
+            raise
+        raise located(exc, engine, source, origins) from None
+
+
+def get_engine(name: str, config=None, /, **options) -> Engine:
+    """The engine called ``name``, built once: from ``config``, its typed config (made by
+    :func:`typed_config`, so checked already: not checked again), or from keyword ``options``
+    (names and types checked here, ranges by the config dataclass)."""
+    cls = engine_class(name)
+    if config is None:
+        return cls(**options)
+    if options or not isinstance(config, cls.config_class):
+        raise InternalError(f"get_engine({name!r}, ...): give a {cls.config_class.__name__} or keyword options, not "
+                            f"{type(config).__name__}{' and options' if options else ''}")
+    if cls.__init__ is not Engine.__init__:  # an engine that sets more than its options: build it from them
+        return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(config)})
+    engine = cls.__new__(cls)
+    engine.options = config  # all Engine.__init__ does, without checking the options a second time
+    return engine
 
 
 def model_class(name: str) -> type[FittedModel]:
@@ -151,5 +194,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Engine", "FittedModel", "MeasurementOracle", "TaskRunner", "LocalTaskRunner", "ENGINES", "register_engine",
-           "get_engine", "model_class", "IndependentEngine", "IndependentModel", "SpliceEngine", "SpliceModel",
-           "FptEngine", "FptModel"]
+           "get_engine", "engine_class", "typed_config", "model_class", "IndependentEngine", "IndependentModel",
+           "SpliceEngine", "SpliceModel", "FptEngine", "FptModel"]

@@ -53,12 +53,13 @@ def choose_engine(columns: int, torch_installed: bool | None = None) -> EngineCh
                                f"{parts} partitions of the columns (not measured at this width)", {"n_partitions": parts})
 
 
-def resolve_engine(engine: str, columns: int, engine_options: dict | None) -> tuple[str, dict | None, EngineChoice | None]:
-    """(engine, engine options, the choice when ``engine`` is ``auto``, else None)."""
+def resolve_engine(engine: str, columns: int, engine_options) -> tuple[str, object, EngineChoice | None]:
+    """(engine, engine options, the choice when ``engine`` is ``auto``, else None). The options (a
+    mapping or the engine's typed config) pass through; ``auto`` takes none, and its choice's are a mapping."""
     if engine != AUTO:
         return engine, engine_options, None
     if engine_options:
         raise ParameterError("engine_options", "none with --engine auto: name the engine they belong to (e.g. --engine fpt)",
-                             sorted(engine_options))
+                             sorted(engine_options) if isinstance(engine_options, dict) else engine_options)
     choice = choose_engine(columns)
     return choice.engine, dict(choice.options) or None, choice

@@ -1,7 +1,13 @@
-"""Engine options: names and types checked against the engine's config dataclass (one place).
+"""Engine options: how they become the engine's typed config (its config dataclass), and where.
 
-Used by the Python API, the CLI's ``--engine-option KEY=VALUE`` and the jobs alike, so an unknown
-or mistyped option is the same :class:`~spark_synth.errors.ParameterError` everywhere.
+:func:`~spark_synth.engines.typed_config` turns options — a mapping from the Python API, the
+CLI's and the jobs' ``--engine-option KEY=VALUE`` pairs, a YAML file's ``engine_options:`` — into
+the engine's config (``FptConfig``, ``SpliceConfig``, …) once, at the edge: names and types are
+checked here (:func:`engine_config`) against the dataclass's fields, ranges and combinations by the
+dataclass itself (its ``__post_init__``).
+From then on the typed config is passed along (``RunConfig``, ``Synthesizer``) and never checked
+again. An error is the same :class:`~spark_synth.errors.ParameterError` everywhere, naming where
+the option was set (``--engine-option``, ``engine_options.KEY in FILE``) when that is known.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from dataclasses import fields
+from dataclasses import MISSING, fields
 
 from ..errors import ParameterError
 
@@ -47,6 +53,52 @@ class UnknownOptionError(ParameterError):
         if self.where is None:
             return f"engine_options: {text}"
         return f"{self.where}: {text}"
+
+
+#: Where engine options given on the command line (CLI and jobs) come from, in error messages.
+OPTION_FLAG = "--engine-option"
+
+
+def changed_options(config) -> dict:
+    """The options of ``config`` that differ from its dataclass's defaults (what a user set), by name."""
+    changed = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        default = f.default if f.default is not MISSING else (f.default_factory() if f.default_factory is not MISSING else MISSING)
+        if default is MISSING or value != default:
+            changed[f.name] = value
+    return changed
+
+
+def setting_error(where: str, allowed: str, value) -> ParameterError:
+    """A :class:`ParameterError` that reads ``WHERE: must be ALLOWED; got VALUE`` — e.g.
+    ``engine_options.steps in conf/runs/x.yaml: must be a whole number; got 'x'``."""
+    error = ParameterError(where, allowed, value)
+    error.args = (f"{where}: must be {allowed}; got {value!r}",)
+    return error
+
+
+def option_where(source: str | None, key: str | None = None) -> str:
+    """``--engine-option`` or ``engine_options[.KEY] in FILE``: where an engine option was set."""
+    if source == OPTION_FLAG:
+        return OPTION_FLAG
+    return f"engine_options{'.' + key if key else ''}" + (f" in {source}" if source else "")
+
+
+def located(exc: ParameterError, engine: str, source: str | None, origins: dict | None = None) -> ParameterError:
+    """``exc`` (from the engine's option checks) restated with where the option was set: ``source``
+    is :data:`OPTION_FLAG` or a config file, ``origins`` maps option names to their source when the
+    options were merged from several (``source`` then stands for an option found in none)."""
+    origins = origins or {}
+    if isinstance(exc, UnknownOptionError):
+        keys = exc.unknown
+        sources = {origins.get(key, source) for key in keys}
+        return exc.located(option_where(sources.pop() if len(sources) == 1 else source, keys[0] if len(keys) == 1 else None))
+    key = exc.name[len(engine) + 1:] if exc.name.startswith(f"{engine}.") else None
+    source = origins.get(key, source)
+    if source == OPTION_FLAG:
+        return ParameterError(f"{exc.name} ({OPTION_FLAG})", exc.allowed, exc.value)
+    return setting_error(option_where(source, key or exc.name), exc.allowed, exc.value)
 
 
 def engine_config(engine: str, config_class: type, options: dict):

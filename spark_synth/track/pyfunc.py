@@ -188,14 +188,15 @@ def privacy_metadata(report: PrivacyReport) -> dict:
 
 def model_metadata(synth, source: str | None = None) -> dict:
     """MLmodel metadata: privacy, schema, engine configuration, provenance."""
+    from dataclasses import asdict
+
     from .._version import __version__
-    from ..engines import get_engine
 
     return {
         "spark_synth": {
             "version": __version__,
             "engine": synth.engine,
-            "engine_config": {**get_engine(synth.engine, **synth.engine_options).config(), **synth.engine_options},
+            "engine_config": asdict(synth.engine_config),
             "out_of_domain": synth.out_of_domain,
             "source_table": source,
             "privacy": privacy_metadata(synth.privacy_report_),

@@ -232,7 +232,7 @@ import sys
 import spark_synth
 from spark_synth import RunConfig, Synthesizer
 from spark_synth.commands import run, fit_and_save, load_and_sample
-from spark_synth.config import check_engine_options
+from spark_synth.engines import typed_config
 from spark_synth.engines import ENGINES, get_engine, model_class
 import spark_synth.io, spark_synth.sample, spark_synth.track, spark_synth.track.pyfunc
 assert list(ENGINES)[:3] == ['independent', 'splice', 'fpt'] and 'fpt' in ENGINES and 'magic' not in ENGINES
@@ -241,7 +241,7 @@ Synthesizer('independent', epsilon=1.0, delta=1e-9)
 model_class('independent')
 assert 'torch' not in sys.modules, 'torch imported before an engine that needs it was asked for'
 assert 'spark_synth.engines.fpt' not in sys.modules and not ENGINES.is_loaded('fpt')
-check_engine_options('fpt', {'max_way': 3}, '--engine-option')
+typed_config('fpt', {'max_way': 3}, source='--engine-option')
 from spark_synth.engines import FptEngine
 assert ENGINES['fpt'] is FptEngine and model_class('fpt') is FptEngine.model_class and ENGINES.is_loaded('fpt')
 assert 'torch' in sys.modules

@@ -20,7 +20,7 @@ BASE = ["run", "--input", "x.csv", "--schema", "s.json", "--rows", "10", "--outp
         (["--epsilon", "-1", "--delta", "1e-9"], "'epsilon'"),
         (["--epsilon", "1", "--delta", "0"], "'delta' must be a number in the open interval (0, 1)"),
         (["--epsilon", "1", "--delta", "1"], "'delta'"),
-        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['dgm', 'fpt', 'independent', 'splice']"),
+        (["--epsilon", "1", "--delta", "1e-9", "--engine", "magic"], "'engine' must be one of ['auto', 'dgm', 'fpt', 'independent', 'splice']"),
     ],
 )
 def test_bad_parameters(extra, fragment, capsys, tmp_path, monkeypatch):
@@ -46,9 +46,11 @@ def test_help_reads_well():
 
 def test_engine_options_are_parsed_and_checked(capsys):
     from spark_synth.cli import engine_options
+    from spark_synth.engines.splice import SpliceConfig
 
-    assert engine_options("splice", ["components=8", "device=cpu", "marginal_share=0.4"]) == {
-        "components": 8, "device": "cpu", "marginal_share": 0.4}
+    assert engine_options("splice", ["components=8", "device=cpu", "marginal_share=0.4"]) == SpliceConfig(
+        components=8, device="cpu", marginal_share=0.4)  # the engine's typed config, made once here
+    assert engine_options("splice", []) is None  # none given: the engine's defaults
     args = BASE + ["--epsilon", "1", "--delta", "1e-9", "--engine", "splice", "--engine-option", "colours=3"]
     assert main(args) == 2
     err = capsys.readouterr().err

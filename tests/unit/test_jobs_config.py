@@ -72,7 +72,8 @@ def test_engine_defaults_name_registered_engines_and_valid_options(path, tmp_pat
     cfg.write_text(f"input: a.csv\nschema: s.json\nengine: {path.stem}\nrows: 5\noutput: out\n")
     run = load_job_config("run", cfg)
     defaults = read_yaml_config(path, ("epsilon", "delta", "out_of_domain", "engine_options", "description"))
-    assert run["epsilon"] == defaults["epsilon"] and run["engine_options"] == defaults["engine_options"]
+    assert run["epsilon"] == defaults["epsilon"]
+    assert run["engine_options"] == ENGINES[path.stem].config_class(**defaults["engine_options"])  # the typed config
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "spark_synth" / "conf" / "engines").glob("*.yaml")), ids=lambda p: p.stem)
@@ -92,10 +93,13 @@ def test_engine_options_merge_key_by_key_over_the_engine_defaults(tmp_path):
                                                                             "description"))["engine_options"]
     cfg = tmp_path / "c.yaml"
     cfg.write_text("input: a.csv\nschema: s.json\nengine: splice\nrows: 5\noutput: out\nengine_options: {components: 8, steps: 50}\n")
+    from spark_synth.engines.splice import SpliceConfig
+
     run = load_job_config("run", cfg)
-    assert run["engine_options"] == {**defaults, "components": 8, "steps": 50}
+    assert run["engine_options"] == SpliceConfig(**{**defaults, "components": 8, "steps": 50})
     run = load_job_config("run", cfg, engine_options={"steps": 7, "rank": 2})
-    assert run["engine_options"] == {**defaults, "components": 8, "steps": 7, "rank": 2}
+    assert run["engine_options"] == SpliceConfig(**{**defaults, "components": 8, "steps": 7, "rank": 2})
+    assert RunConfig(**run).engine_options is run["engine_options"]  # passed along as it is, not checked again
     with pytest.raises(ParameterError, match=r"'splice.steps \(--engine-option\)' must be a whole number; got 'x'"):
         load_job_config("run", cfg, engine_options={"steps": "x"})
 
