@@ -329,6 +329,9 @@ _JOB_FLAGS = {
     "privacy_unit": dict(metavar="COLUMN", help="protect each value of COLUMN (a person) with all its rows, not one row; "
                                                 "needs --max-rows-per-unit"),
     "max_rows_per_unit": dict(metavar="K", type=whole_number, help="most rows of one unit the fit keeps (public)"),
+    "where": dict(metavar="CONDITION", help="only rows that satisfy CONDITION, drawn exactly from the model given it "
+                                            "(docs/sampling.md)"),
+    "rows_per": dict(metavar="COLUMN", help="give each value of categorical COLUMN its model share of the rows"),
 }
 
 
@@ -441,11 +444,11 @@ def _dispatch(args: argparse.Namespace) -> dict:
             overwrite=args.overwrite, mlflow=args.mlflow, spark_profile=args.spark_profile,
             engine_options=engine_options(args.engine, args.engine_option), dataset_id=args.dataset_id,
             privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit,
+            where=args.where, rows_per=args.rows_per,
         )
-        shape = {"where": args.where, "rows_per": args.rows_per}
         if not args.evaluate:
-            return run(config, **shape)
-        return run(config, **shape, evaluate={"out": args.evaluate_out, "target": args.target,
+            return run(config)
+        return run(config, evaluate={"out": args.evaluate_out, "target": args.target,
                                      "holdout_fraction": args.holdout_fraction, "seed": args.split_seed})
     if args.command == "evaluate":
         from .evaluate.command import evaluate_tables

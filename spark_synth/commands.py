@@ -23,8 +23,7 @@ from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
 
 
-def run(config: RunConfig, spark=None, evaluate: dict | None = None, *, where: str | None = None,
-        rows_per: str | None = None) -> dict:
+def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
     """Read → fit → charge → sample → write (→ MLflow). Returns the one-line summary as a dict.
 
     With MLflow on, the fit is charged to its dataset's budget ledger (``config.dataset_id``, default
@@ -42,7 +41,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None, *, where: s
 
     started = time.perf_counter()
     schema = load_schema(config.schema)
-    shape = _sample_shape(schema, where, rows_per, evaluate)  # a bad condition fails before the fit spends anything
+    shape = _sample_shape(schema, config.where, config.rows_per, evaluate)  # a bad condition fails before the fit spends anything
     if evaluate is not None:
         from .evaluate.command import check_request
 

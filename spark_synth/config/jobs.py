@@ -22,10 +22,10 @@ from .values import check_policy, check_rows, check_seed, parse_whole_number
 #: (plus a free-text ``description``); a job ignores the keys it does not use.
 JOB_KEYS = {
     "run": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "rows", "output", "seed",
-            "out_of_domain", "overwrite", "mlflow", "spark_profile", "dataset_id", "privacy_unit", "max_rows_per_unit"),
+            "out_of_domain", "overwrite", "mlflow", "spark_profile", "dataset_id", "privacy_unit", "max_rows_per_unit", "where", "rows_per"),
     "fit": ("input", "schema", "engine", "engine_options", "epsilon", "delta", "model", "out_of_domain", "mlflow",
             "spark_profile", "dataset_id", "privacy_unit", "max_rows_per_unit"),
-    "sample": ("model", "rows", "output", "seed", "overwrite", "mlflow", "spark_profile"),
+    "sample": ("model", "rows", "output", "seed", "overwrite", "mlflow", "spark_profile", "where", "rows_per"),
 }
 _REQUIRED = {"run": ("input", "schema", "epsilon", "delta", "rows", "output"),
              "fit": ("input", "schema", "epsilon", "delta", "model"), "sample": ("model", "rows", "output")}
@@ -155,6 +155,10 @@ def _check_value(key: str, value, name: str):
     if key == "dataset_id":
         if not isinstance(value, str) or not value.strip():
             raise ParameterError(name, "a non-empty dataset id naming the table's budget ledger (e.g. main.sales.customers)", value)
+        return value
+    if key in ("where", "rows_per"):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ParameterError(name, "a condition text (docs/sampling.md)" if key == "where" else "a column name", value)
         return value
     if key == "privacy_unit":
         if value is not None and (not isinstance(value, str) or not value.strip()):

@@ -40,6 +40,9 @@ class RunConfig:
     #: Person-level privacy: the column identifying a unit, and the most rows of one unit kept (docs/privacy.md).
     privacy_unit: str | None = None
     max_rows_per_unit: int | None = None
+    #: The output's shape (docs/sampling.md): a condition every row satisfies, a column whose values get their model share.
+    where: str | None = None
+    rows_per: str | None = None
 
     def __post_init__(self) -> None:
         from ..engines import ENGINES  # engines and privacy never import pyspark: this stays Spark-free
@@ -68,6 +71,10 @@ class RunConfig:
             raise ParameterError("dataset_id", "a non-empty dataset id naming the table's budget ledger (e.g. "
                                                "main.sales.customers)", self.dataset_id)
         PrivacyUnit.of(self.privacy_unit, self.max_rows_per_unit)  # validates both
+        for name in ("where", "rows_per"):  # checked against the schema when it is read (commands.run)
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ParameterError(name, "a condition text (docs/sampling.md)" if name == "where" else "a column name", value)
 
     @classmethod
     def from_dict(cls, raw: dict) -> "RunConfig":

@@ -73,10 +73,19 @@ def test_a_conditioned_sample_follows_the_models_conditional_marginals(spark, fi
 
 def test_rows_per_gives_each_value_its_share_of_the_rows(spark, fitted):
     synth = fitted["fpt"]
-    rows = synth.sample(2000, seed=2, spark=spark, partitions=4, rows_per="race", conditions={"sex": "Male"}).toPandas()
+    from spark_synth.sample.conditions import as_condition
+
+    condition = as_condition({"sex": "Male"}, synth.schema_)
+    j = synth.schema_.names.index("race")
+    size, labels = synth.schema_.columns[j].size, list(synth.schema_.columns[j].categories)
+    rows = synth.sample(2000, seed=2, spark=spark, partitions=4, rows_per="race", conditions=condition).toPandas()
     assert len(rows) == 2000 and (rows["sex"] == "Male").all()
-    counts = rows["race"].value_counts()
+    counts = rows["race"].value_counts(dropna=False)  # a null race is a value too (the fit's noise may give it rows)
     assert counts.sum() == 2000 and counts.idxmax() == "White"
+    shares = np.array([synth.model_.conditioned(condition.evidence().and_code(j, v, size))[1] for v in range(size)])
+    expected = 2000 * shares / shares.sum()
+    observed = [counts.get(label, 0) for label in labels] + ([int(rows["race"].isna().sum())] if size > len(labels) else [])
+    assert np.abs(np.array(observed) - expected).max() < 1  # each value's share, rounded: exact
 
 
 def test_sample_command_with_where_writes_only_matching_rows_and_reports_the_probability(spark, fitted, tmp_path, capsys):

@@ -44,6 +44,16 @@ def test_fit_job_then_sample_job(spark, spark_home, tmp_path, monkeypatch, capsy
     assert json.loads(out)["epsilon_spent"] == 0.0
     assert spark.read.parquet(str(output)).count() == 321
 
+    shaped, config = tmp_path / "shaped.parquet", tmp_path / "sample.yaml"  # a run config's where/rows_per
+    config.write_text("where: \"sex = 'Female' AND age >= 50\"\nrows_per: race\n", encoding="utf-8")
+    code = load_job("sample").main(["--config", str(config), "--model", str(model), "--rows", "300",
+                                    "--output", str(shaped), "--seed", "4"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["where"] == "sex = 'Female' AND age >= 50" and json.loads(out)["rows_per"] == "race"
+    rows = spark.read.parquet(str(shaped)).toPandas()
+    assert len(rows) == 300 and (rows["sex"] == "Female").all() and (rows["age"] >= 50).all()
+
 
 #: The jars Ivy keeps after resolving DELTA_PACKAGE once (README: `--jars` in place of `--packages`).
 IVY_JARS = [Path.home() / ".ivy2.5.2" / "jars" / name for name in
