@@ -123,7 +123,8 @@ class ConditionedSplice(FittedModel):
             i = block.columns.index(self.column)
             share = block.null_share[i]
             total = self.null_mass + (1 - share) * self.interval_mass.sum(axis=1)
-            fixed_null = stratified_uniforms(n, rng, components) < (self.null_mass / total)[components]
+            null_share = np.divide(self.null_mass, total, out=np.zeros_like(total), where=total > 0)
+            fixed_null = stratified_uniforms(n, rng, components) < null_share[components]
             fixed_codes = np.zeros(n, dtype=np.int64)
             value = latent[:, i].copy()
             for k in np.unique(components[~fixed_null]):
