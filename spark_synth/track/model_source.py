@@ -101,13 +101,15 @@ def load_model_synthesizer(model_uri: str):
 
 
 def write_model_sample(model_uri: str, rows: int, output: str, seed: int | None = None, overwrite: bool = False,
-                       spark=None) -> str:
+                       spark=None, *, conditions=None, rows_per: str | None = None) -> str:
     """Sample ``rows`` rows from a logged or registered model and write them to ``output`` (a path
     or table name; Delta unless it ends in ``.csv`` / ``.parquet``) — all or nothing, as
     :meth:`Synthesizer.write <spark_synth.Synthesizer.write>`: an existing output is refused unless
     ``overwrite`` (before the model is even loaded), and a Delta output records the fit's provenance
     and the model's URI, registered name and resolved version in the same commit (table properties
     ``spark_synth.*``, comment, ``userMetadata``). Returns where the rows went. Spends no budget.
+    ``conditions`` and ``rows_per``: as :meth:`Synthesizer.sample <spark_synth.Synthesizer.sample>`
+    (docs/sampling.md).
 
     >>> write_model_sample("models:/main.synth.customers@champion", 1_000_000, "main.synth.customers_v3", seed=7)
     """
@@ -122,4 +124,5 @@ def write_model_sample(model_uri: str, rows: int, output: str, seed: int | None 
         spark = get_spark()
     check_output(spark, output, overwrite)  # fail fast, before loading the model
     synth, source = load_model_synthesizer(model_uri)
-    return synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark, source_model=source)
+    return synth.write(rows, output, seed=seed, overwrite=overwrite, spark=spark, source_model=source,
+                       conditions=conditions, rows_per=rows_per)

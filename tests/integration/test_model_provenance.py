@@ -98,6 +98,14 @@ def test_write_model_sample_records_the_fit_and_the_registered_version(registere
     batch = sample_model(f"models:/{name}/1", 300, seed=4, spark=spark)
     assert sorted(map(repr, spark.read.format("delta").load(str(out)).collect())) == sorted(map(repr, batch.collect()))
 
+    # a registered model serves conditioned rows too, on both paths, the same for the same seed
+    where = "sex = 'Female' AND age < 30"
+    shaped = write_model_sample(uri, 200, str(tmp_path / "shaped"), seed=5, spark=spark, conditions=where)
+    rows = spark.read.format("delta").load(shaped).toPandas()
+    assert len(rows) == 200 and (rows["sex"] == "Female").all() and (rows["age"] < 30).all()
+    batch = sample_model(f"models:/{name}/1", 200, seed=5, spark=spark, conditions=where).toPandas()
+    assert sorted(map(repr, rows.itertuples(index=False))) == sorted(map(repr, batch.itertuples(index=False)))
+
 
 def test_refusals_leave_no_partial_output(registered, spark, tmp_path):
     _, _, _, name = registered
