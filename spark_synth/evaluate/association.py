@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schema import Schema
+from .profile import TableStats
 
 
 def cramers_v(table: np.ndarray) -> float:
@@ -53,7 +54,7 @@ def correlation_ratio(n_k: np.ndarray, s_k: np.ndarray, ss_k: np.ndarray) -> flo
     return float(np.sqrt(np.clip(between / total, 0.0, 1.0)))
 
 
-def association_matrix(schema: Schema, pair_counts: dict, stats: dict) -> np.ndarray:
+def association_matrix(schema: Schema, pair_counts: dict, stats: TableStats) -> np.ndarray:
     """The d × d association matrix (diagonal 1) from 2-way counts and profile statistics."""
     names = list(schema.names)
     numeric = [c.name for c in schema if not c.type.is_discrete]
@@ -68,10 +69,10 @@ def association_matrix(schema: Schema, pair_counts: dict, stats: dict) -> np.nda
                 value = cramers_v(pair_counts[key]) if key in pair_counts else np.nan
             elif not ca.type.is_discrete and not cb.type.is_discrete:
                 i, j = num_index[names[a]], num_index[names[b]]
-                value = pearson(*(stats["pair"][s, i, j] for s in range(6)))
+                value = pearson(*(stats.pair[s, i, j] for s in range(6)))
             else:
                 cat, num = (names[a], names[b]) if ca.type.is_discrete else (names[b], names[a])
-                block = stats[f"cat:{cat}"][:, num_index[num], :]
+                block = stats.by_category[cat][:, num_index[num], :]
                 value = correlation_ratio(block[0], block[1], block[2])
             out[a, b] = out[b, a] = value
     return out

@@ -228,7 +228,7 @@ def evaluate(real, synthetic, schema: Schema | str | Path, *, target: str | None
         "target": target,
         "seed": seed,
         "split": split,
-        "rows": {"real_train": int(real_stats["rows"]), "real_holdout": holdout_rows, "synthetic": int(synth_stats["rows"])},
+        "rows": {"real_train": int(real_stats.rows), "real_holdout": holdout_rows, "synthetic": int(synth_stats.rows)},
         "marginals": marginals,
         "distance": dist,
         "association": assoc,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .profile import ProfilePlan
+from .profile import ProfilePlan, TableStats
 
 
-def sliced_wasserstein(real_stats: dict, synthetic_stats: dict, plan: ProfilePlan) -> dict:
-    p, q = real_stats["proj"], synthetic_stats["proj"]
+def sliced_wasserstein(real_stats: TableStats, synthetic_stats: TableStats, plan: ProfilePlan) -> dict:
+    p, q = real_stats.projections, synthetic_stats.projections
     step = (plan.upper - plan.lower) / plan.bins
     if p.sum() == 0 or q.sum() == 0:
         return {"sliced_w1": None, "resolution": float(step.max()), "projections": int(p.shape[0])}

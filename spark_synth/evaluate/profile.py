@@ -59,21 +59,38 @@ def make_plan(schema: Schema, projections: int = DEFAULT_PROJECTIONS, bins: int 
     return ProfilePlan(schema=schema, directions=theta, lower=lower, upper=upper, bins=int(bins))
 
 
-def empty_stats(plan: ProfilePlan) -> dict:
+@dataclass
+class TableStats:
+    """What the pass accumulates over a table's rows (all sums: two tables' stats add up).
+
+    ``pair``: (6, p, p) n, Σx, Σy, Σx², Σy², Σxy over rows where numeric columns i and j are both
+    present; ``by_category[c]``: (3, p, size of c) n, Σx, Σx² of each numeric column per code of
+    categorical column c; ``projections``: (K, bins) histograms of the projections."""
+
+    rows: int
+    pair: np.ndarray
+    by_category: dict[str, np.ndarray]
+    projections: np.ndarray
+
+    def __add__(self, other: "TableStats") -> "TableStats":
+        return TableStats(self.rows + other.rows, self.pair + other.pair,
+                          {c: block + other.by_category[c] for c, block in self.by_category.items()},
+                          self.projections + other.projections)
+
+
+def empty_stats(plan: ProfilePlan) -> TableStats:
     p = len(plan.numeric)
-    stats = {"rows": 0, "pair": np.zeros((6, p, p)), "proj": np.zeros((plan.directions.shape[1], plan.bins))}
-    for c in plan.categorical:
-        stats[f"cat:{c}"] = np.zeros((3, p, plan.schema[c].size))
-    return stats
+    return TableStats(0, np.zeros((6, p, p)), {c: np.zeros((3, p, plan.schema[c].size)) for c in plan.categorical},
+                      np.zeros((plan.directions.shape[1], plan.bins)))
 
 
-def partial_stats(frame: pd.DataFrame, plan: ProfilePlan) -> dict:
+def partial_stats(frame: pd.DataFrame, plan: ProfilePlan) -> TableStats:
     """The statistics of one batch of rows (pure numpy; also used directly on pandas frames)."""
     stats = empty_stats(plan)
     n = len(frame)
     if n == 0:
         return stats
-    stats["rows"] = n
+    stats.rows = n
     schema = plan.schema
     if plan.numeric:
         x = np.column_stack([column_numbers(frame[c], schema[c]) if schema[c].type.is_temporal else
@@ -83,7 +100,7 @@ def partial_stats(frame: pd.DataFrame, plan: ProfilePlan) -> dict:
             x[:, j] = np.where(np.isnan(x[:, j]), np.nan, np.clip(x[:, j], schema[c].min, schema[c].max))
         m = (~np.isnan(x)).astype(np.float64)
         x0 = np.nan_to_num(x, nan=0.0)
-        stats["pair"] = np.stack([m.T @ m, x0.T @ m, m.T @ x0, (x0 * x0).T @ m, m.T @ (x0 * x0), x0.T @ x0])
+        stats.pair = np.stack([m.T @ m, x0.T @ m, m.T @ x0, (x0 * x0).T @ m, m.T @ (x0 * x0), x0.T @ x0])
         for c in plan.categorical:
             column = schema[c]
             codes, _ = encode_column(frame[c], column, OutOfDomainPolicy.CLIP)
@@ -92,32 +109,28 @@ def partial_stats(frame: pd.DataFrame, plan: ProfilePlan) -> dict:
                 block[0, j] = np.bincount(codes, weights=m[:, j], minlength=column.size)
                 block[1, j] = np.bincount(codes, weights=x0[:, j], minlength=column.size)
                 block[2, j] = np.bincount(codes, weights=x0[:, j] ** 2, minlength=column.size)
-            stats[f"cat:{c}"] = block
+            stats.by_category[c] = block
     points = PublicEncoder(schema).transform(frame) @ plan.directions  # (n, K)
     width = (plan.upper - plan.lower)
     index = np.clip(((points - plan.lower) / width * plan.bins).astype(np.int64), 0, plan.bins - 1)
     k = plan.directions.shape[1]
     flat = index + np.arange(k)[None, :] * plan.bins
-    stats["proj"] = np.bincount(flat.ravel(), minlength=k * plan.bins).reshape(k, plan.bins).astype(np.float64)
+    stats.projections = np.bincount(flat.ravel(), minlength=k * plan.bins).reshape(k, plan.bins).astype(np.float64)
     return stats
 
 
-def merge(a: dict, b: dict) -> dict:
-    return {key: a[key] + b[key] for key in a}
-
-
-def table_stats(df, plan: ProfilePlan) -> dict:
+def table_stats(df, plan: ProfilePlan) -> TableStats:
     """Run the pass over a Spark DataFrame and return the merged statistics."""
     names = list(plan.schema.names)
 
     def per_partition(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         total = empty_stats(plan)
         for batch in batches:
-            total = merge(total, partial_stats(batch, plan))
+            total = total + partial_stats(batch, plan)
         yield pd.DataFrame({"blob": [pickle.dumps(total)]})
 
     blobs = df.select(*[f"`{c}`" for c in names]).mapInPandas(per_partition, "blob binary").collect()
     total = empty_stats(plan)
     for row in blobs:
-        total = merge(total, pickle.loads(row["blob"]))
+        total = total + pickle.loads(row["blob"])
     return total
