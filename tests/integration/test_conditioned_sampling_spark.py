@@ -55,7 +55,6 @@ def test_every_row_satisfies_the_condition_and_the_same_seed_gives_the_same_rows
 def test_a_conditioned_sample_follows_the_models_conditional_marginals(spark, fitted, engine):
     """P(education | condition) of 40 000 conditioned rows against the model's own, computed exactly from
     the conditioned model's probabilities (P(condition AND education = v) / P(condition))."""
-    from spark_synth.engines.evidence import Evidence
     from spark_synth.sample.conditions import parse_condition
 
     synth = fitted[engine]

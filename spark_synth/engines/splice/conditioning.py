@@ -24,7 +24,6 @@ import numpy as np
 from scipy.special import ndtr
 from scipy.stats import truncnorm
 
-from ...errors import UserInputError
 from ...schema import Schema
 from ..base import FittedModel
 from ..evidence import Evidence
