@@ -1,25 +1,24 @@
 """The commands behind the CLI and the jobs: ``run`` (read → fit → sample → write → MLflow), ``fit``
 (fit and save) and ``sample`` (load and write). Each returns the one-line JSON summary as a dict.
+
+Their checks before Spark starts are in :mod:`spark_synth.commands_preflight`, their MLflow tracking in
+:mod:`spark_synth.commands_tracking`, the summary's report fields in :mod:`spark_synth.commands_summary`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-from ._version import __version__
+from .commands_preflight import _sample_shape, check_before_spark, output_kind  # noqa: F401 (output_kind: re-exported)
+from .commands_summary import _columns, _not_covered, _relation, _sampling, _schema_delta
+from .commands_tracking import _fit_params, _run_params, _tracking
 from .config import RunConfig, check_output_apart, check_rows, check_seed
 from .engines.choice import resolve_engine
 from .errors import ParameterError
 from .io.locations import dataset_key
 from .logs import layer
 from .pipeline import MODEL_FILE, Synthesizer
-from .privacy import PrivacyBudget, PrivacyReport
 from .schema import Schema, load_schema
 
 
@@ -208,140 +207,6 @@ def load_and_sample(*, model: str, rows: int, output: str, seed: int | None = No
             "seconds": round(time.perf_counter() - started, 3), **_columns(synth, synth.check_columns()), **_sampling(synth)}
 
 
-def output_kind(target: str) -> str:
-    """``"table"`` for a catalog table name (``out1``, ``db.out1``, ``main.db.`my-t```), else ``"path"``
-    (anything with a ``/`` or a scheme, or ending in ``.csv``/``.parquet``): the JSON line's
-    ``output_kind``, so a bare name is never silently a table."""
-    from .io.locations import is_table_name
-
-    return "table" if is_table_name(target) else "path"
-
-
-def check_before_spark(spark, spark_profile, *, input: str | None = None, output: str | None = None,
-                       overwrite: bool = False) -> None:
-    """Before a Spark session starts (16-18 s on a laptop): say so when ``output`` is a catalog table
-    (one ``spark-synth: output: …`` line), and refuse a missing local ``input`` or an existing local
-    ``output`` (without ``overwrite``) with the errors the Spark-side checks give.
-
-    Only paths on this machine are looked at, and only when the session that will read them is a
-    local one started here (no ``spark`` given or active, a ``local*`` master, no Hadoop
-    configuration that could make a plain path mean HDFS): a URI (``s3://``, ``dbfs:/``, ``hdfs:``)
-    or a catalog table name is checked, as before, once Spark is up."""
-    if output is not None:
-        _announce_output(output)
-    if not _paths_are_local(spark, spark_profile):
-        return
-    if input is not None:
-        _check_local_input(input)
-    if output is not None:
-        _check_local_output(output, overwrite)
-
-
-def _announce_output(target: str) -> None:
-    """One progress line when ``target`` is a catalog table: a bare name such as ``out1`` is one,
-    which a user expecting a folder would not guess (a path says what it is)."""
-    if output_kind(target) == "table":
-        layer("io").info("output: catalog table %s (Delta; a name without '/' is a table in Spark's catalog: "
-                         "write ./%s for a folder)", target, target)
-
-
-def _paths_are_local(spark, spark_profile) -> bool:
-    """Whether the session that will read and write is a local one this process starts, reading
-    plain paths from this machine's file system."""
-    from .session import load_profile
-
-    if spark is not None or os.environ.get("PYSPARK_GATEWAY_PORT"):
-        return False  # a given session, or spark-submit's: its file system may be anything
-    remote = os.environ.get("SPARK_REMOTE")
-    if remote and not remote.startswith("local"):
-        return False
-    if os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR"):
-        return False  # fs.defaultFS may make /data/x an HDFS path
-    if "pyspark.sql" in sys.modules:  # only then can a session (a notebook's, a test's) be active already
-        from pyspark import SparkContext
-        from pyspark.sql import SparkSession
-
-        if SparkContext._active_spark_context is not None or SparkSession.getActiveSession() is not None:
-            return False
-    settings = load_profile(spark_profile)
-    if not str(settings["master"] or "").startswith("local"):
-        return False
-    return not any(key in settings["spark"] for key in ("spark.hadoop.fs.defaultFS", "spark.hadoop.fs.default.name"))
-
-
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def _local_path(target: str) -> str | None:
-    """``target`` as a path on this machine (``file:`` URIs included), or None for another scheme."""
-    if target.startswith("file:"):
-        return "/" + target[len("file:"):].lstrip("/")
-    return None if _SCHEME.match(target) else target
-
-
-def _check_local_input(source: str) -> None:
-    from .errors import InputNotFoundError
-    from .io.locations import format_from_extension, is_table_name
-    from .io.readers import _HELP
-
-    if format_from_extension(source) is None and is_table_name(source) and not os.path.exists(source):
-        return  # a catalog table: looked up once Spark is up
-    path = _local_path(source)
-    if path is not None and not os.path.exists(path):
-        raise InputNotFoundError(f"input '{source}' does not exist; {_HELP}")
-
-
-def _check_local_output(target: str, overwrite: bool) -> None:
-    """:func:`spark_synth.io.check_output`'s checks of a local path, without Spark."""
-    from .errors import OutputError
-    from .io.locations import output_location
-    from .io.writers import _check_local_parent
-
-    location = output_location(target)  # refuses a Delta output on an existing file
-    if location.is_table and "`" not in target and os.path.lexists(target):
-        what = "folder" if os.path.isdir(target) else "file"
-        raise OutputError(f"output '{target}' names a catalog table, and there is also a {what} '{target}' here: "
-                          f"write ./{target} for the {what}, or qualify the table (db.{target}) to write the table")
-    path = None if location.is_table else _local_path(target)
-    if path is None:
-        return
-    if os.path.lexists(path) and not overwrite:
-        raise OutputError(f"output '{target}' already exists; choose another path or pass --overwrite")
-    if overwrite and location.format == "delta" and os.path.isdir(path):
-        entries = os.listdir(path)
-        if entries and "_delta_log" not in entries:
-            raise OutputError(f"output '{target}' is a non-empty folder that is not a Delta table (no _delta_log), so "
-                              f"--overwrite cannot replace it; choose another path, remove the folder, or end the name "
-                              f"in .csv or .parquet")
-    _check_local_parent(Path(path))
-
-
-def _sample_shape(schema: Schema, where: str | None, rows_per: str | None, evaluate: dict | None = None) -> dict:
-    """``--where`` parsed against the schema and ``--rows-per`` checked (before Spark starts or the fit
-    spends anything), as the keywords of ``Synthesizer.write``."""
-    from .sample.conditions import ConditionError, parse_condition
-
-    if where is not None and evaluate is not None:
-        raise ConditionError("--where and --evaluate: the evaluation compares the output with the whole real table, "
-                             "which a conditioned sample does not follow; evaluate a plain sample")
-    if rows_per is not None and rows_per not in schema.names:
-        raise ConditionError(f"--rows-per: the schema has no column {rows_per!r}; its columns are {', '.join(schema.names)}")
-    return {"conditions": None if where is None else parse_condition(where, schema), "rows_per": rows_per}
-
-
-def _columns(synth: Synthesizer, warnings: list[str]) -> dict:
-    """The summary's ``null_share`` (each nullable column's share of nulls in what the model writes;
-    DP) and its ``warnings`` when there are any (:meth:`Synthesizer.check_columns`)."""
-    return {"null_share": synth.column_shares_.null, **({"warnings": warnings} if warnings else {})}
-
-
-def _sampling(synth: Synthesizer) -> dict:
-    """The model's sampling report under its name (dgm: ``{"join": {acceptance, filled_rows}}``), when it made one."""
-    report = synth.last_sampling_
-    return {synth.model_.sampling_report_name: report} if report is not None else {}
-
-
-
 def _fit_from_input(synth: Synthesizer, spark, source: str, schema: Schema, dataset: str | None, choice=None) -> None:
     from .io import read_input
 
@@ -363,136 +228,3 @@ def _fit(synth: Synthesizer, df, schema: Schema, dataset: str | None, choice=Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnrecordedSpendWarning)
         synth.fit(df, schema)
-
-
-class _Tracker:
-    """MLflow logging and ledger charging when enabled; does nothing when the user passed ``--no-mlflow``."""
-
-    def __init__(self, run=None, dataset: str | None = None):
-        self.run_id = run.info.run_id if run is not None else None
-        self.dataset = dataset  # the ledger the fit is charged to (None without MLflow)
-
-    def _ledger(self):
-        from .track import BudgetLedger
-
-        return BudgetLedger(self.dataset)
-
-    def check_room(self, synth: Synthesizer) -> None:
-        """Refuse before reading any row when the requested budget cannot fit under the dataset's cap."""
-        if self.run_id:
-            rho = PrivacyBudget(synth.epsilon, synth.delta).rho
-            self._ledger().check_room(rho, f"a fit requesting epsilon={synth.epsilon:g} at delta={synth.delta:g}",
-                                      unit=synth.unit.ledger_key, rows_per_unit=synth.unit.max_rows)
-
-    def log_fit(self, params: dict, report: PrivacyReport, timings: dict, summary: dict, curves: dict) -> None:
-        if self.run_id:
-            from .track import log_fit
-
-            log_fit(params, report, timings, curves)
-            _log_fit_summary(summary)
-
-    def log_columns(self, shares, warnings: list[str]) -> None:
-        """``column_shares.json`` (null and substitute shares of what the model writes; DP) and the warnings."""
-        if self.run_id:
-            import mlflow
-
-            mlflow.log_dict({**shares.to_dict(), "warnings": warnings}, "column_shares.json")
-            if warnings:
-                mlflow.set_tag("spark_synth.warnings", str(len(warnings)))
-
-    def log_output(self, location: str, rows: int, seed: int, timings: dict, sampling: dict | None = None,
-                   condition: dict | None = None) -> None:
-        if self.run_id:
-            from .track import log_output
-
-            log_output(location, rows, seed, timings, sampling, condition)
-
-    def log_model_dir(self, path: Path) -> None:
-        if self.run_id:
-            import mlflow
-
-            mlflow.log_artifacts(str(path), artifact_path="synthesizer")
-
-    def log_model(self, synth: Synthesizer, source: str) -> None:
-        if self.run_id:
-            from .track.pyfunc import log_synthesizer_model
-
-            log_synthesizer_model(synth, source=source)
-
-
-def _log_fit_summary(summary: dict) -> None:
-    """The engine's public fit facts: numbers as ``fit.*`` metrics (lists of numbers as a metric's
-    history, e.g. the per-round budget), everything in ``fit_summary.json``."""
-    if not summary:
-        return
-    import mlflow
-    from mlflow.entities import Metric
-
-    def number(v) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-    stamp, metrics = int(time.time() * 1000), []
-    for key, value in summary.items():
-        if number(value):
-            metrics.append(Metric(f"fit.{key}", float(value), stamp, 0))
-        elif isinstance(value, list) and value and all(number(v) for v in value):
-            metrics += [Metric(f"fit.{key}", float(v), stamp, step) for step, v in enumerate(value)]
-    client, run_id = mlflow.tracking.MlflowClient(), mlflow.active_run().info.run_id
-    for start in range(0, len(metrics), 1000):  # MLflow's batch limit
-        client.log_batch(run_id, metrics=metrics[start:start + 1000])
-    mlflow.log_dict(summary, "fit_summary.json")
-
-
-@contextmanager
-def _tracking(enabled: bool, run_name: str, dataset: str | None = None):
-    if not enabled:
-        yield _Tracker()
-        return
-    from .session import store_home
-    from .track import tracked_run
-
-    with tracked_run(store_home(), run_name=run_name) as active:
-        yield _Tracker(active, dataset)
-
-
-def _fit_params(synth: Synthesizer, source: str, schema_path: str, schema: Schema, dataset: str) -> dict:
-    """MLflow parameters of a fit (shared by ``run`` and ``fit``)."""
-    return {
-        "engine": synth.engine,
-        "epsilon": synth.epsilon,
-        "delta": synth.delta,
-        "input": source,
-        "dataset_id": dataset,
-        "schema": schema_path,
-        "out_of_domain": synth.out_of_domain,
-        "privacy_unit": synth.unit.column,
-        "max_rows_per_unit": synth.unit.max_rows,
-        "n_columns": len(schema),
-        "engine_config": json.dumps(synth._engine.config(), sort_keys=True),
-        "spark_synth_version": __version__,
-    }
-
-
-def _run_params(config: RunConfig, synth: Synthesizer, schema: Schema, dataset: str) -> dict:
-    return {**_fit_params(synth, config.input, config.schema, schema, dataset),
-            "rows": config.rows, "seed": config.seed, "output": config.output}
-
-
-def _schema_delta(report) -> dict:
-    """The summary's note of a DP-drafted schema: its δ_approx is added to the fit's δ."""
-    if not report.delta_approx:
-        return {}
-    return {"delta_approx": report.delta_approx, "delta_total": report.delta + report.delta_approx,
-            "schema_prepass_id": report.schema_prepass.id if report.schema_prepass is not None else None}
-
-
-def _relation(report) -> dict:
-    """The summary's statement of what the guarantee protects: one row, or one unit of K rows."""
-    unit = report.privacy_unit
-    return {"neighbouring_relation": report.neighbouring_relation,
-            **({} if unit.is_row else {"privacy_unit": unit.column, "max_rows_per_unit": unit.max_rows})}
-
-
-def _not_covered(report) -> dict:
-    """The summary's note of uses of real rows outside the DP guarantee (opt-ins), when there are any."""
-    return {"not_covered_by_dp": [entry.name for entry in report.not_covered]} if report.not_covered else {}
