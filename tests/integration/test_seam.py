@@ -15,7 +15,7 @@ import spark_synth.privacy.mechanisms as mechanisms
 from spark_synth import Synthesizer, load_schema
 from spark_synth.cli import main
 from spark_synth.engines import ENGINES, LocalTaskRunner, independent, register_engine, stratified
-from spark_synth.engines.splice import model as splice_model
+from spark_synth.engines.splice import components as splice_components
 from spark_synth.io import read_input
 from spark_synth.measure import answer_frame, answer_queries
 from spark_synth.queries import MarginalQuery, MomentQuery
@@ -135,7 +135,7 @@ def test_same_noise_same_models_and_rows_as_before_the_seam(spark, adult_sample_
     assert synth.privacy_report_.rho_spent <= synth.privacy_report_.rho_requested
     assert_close(recorded["model_state"], json.loads(json.dumps(synth.model_.to_state())))
     # the pre-seam rows were i.i.d. draws; with those draws put back, the same model gives the same rows
-    for module in (stratified, independent, splice_model):
+    for module in (stratified, independent, splice_components):
         monkeypatch.setattr(module, "stratified_uniforms", lambda n, rng, groups=None: rng.random(n))
     codes = synth.model_.sample_codes(3000, np.random.default_rng(7))
     expected = np.asarray(recorded["sample_codes"])
