@@ -122,15 +122,17 @@ def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, c
         def measure_many(self, requests: Sequence[tuple[Query, float]]) -> list[NoisyMeasurement]:
             requests = list(requests)
             queries = check_queries([q for q, _ in requests], "measure")
-            rhos = [r for _, r in requests]
-            for q, r in requests:
-                privacy_filter.check(r, f"measurement {q.name!r}")
-            if queries:
-                privacy_filter.check(math.fsum(rhos), f"{len(queries)} measurements")
-            answers = exact_answers(queries)
-            started = time.perf_counter()
-            out = [release_query(privacy_filter, q, a, r) for q, a, r in zip(queries, answers, rhos)]
-            clock["noise"] = clock.get("noise", 0.0) + time.perf_counter() - started
+            labels = [f"measurement {q.name!r}" for q in queries]
+            # the batch's one budget check, before its one scan; each release charges its own grant
+            grants = privacy_filter.grant_all([(r, label) for (_, r), label in zip(requests, labels)],
+                                              labels[0] if len(labels) == 1 else f"{len(labels)} measurements")
+            try:
+                answers = exact_answers(queries)
+                started = time.perf_counter()
+                out = [release_query(privacy_filter, q, a, g) for q, a, g in zip(queries, answers, grants)]
+                clock["noise"] = clock.get("noise", 0.0) + time.perf_counter() - started
+            finally:
+                privacy_filter.return_unused(grants)  # none, unless the scan or a release failed
             return out
 
         def prepare(self, queries: Sequence[Query]) -> None:
@@ -153,17 +155,20 @@ def _oracle_over(schema: Schema, privacy_filter: PrivacyFilter, exact_answers, c
                 if m.shape != tuple(q.answer_shape(schema)) or not np.all(np.isfinite(m)):
                     raise ParameterError(f"model answer for {q.name!r}", f"finite values of shape {q.answer_shape(schema)}", m.shape)
                 model.append(m)
-            privacy_filter.check(rho, f"selection among {n} candidates")
             norm = 1 if score_kind == "weighted_l1" else 2
             sensitivity = max(w * (q.l1_sensitivity if norm == 1 else q.l2_sensitivity) for w, q in zip(weights, candidates))
             if not sensitivity > 0:
                 raise ParameterError("weights", "at least one weight > 0", list(weights))
-            exact = exact_answers(candidates)
-            scores = np.array([w * np.linalg.norm((a / q.unit - m).ravel(), ord=norm) - o
-                               for q, a, m, w, o in zip(candidates, exact, model, weights, offsets)])
-            index = select_index(privacy_filter, scores, sensitivity, rho, name=f"select[{score_kind}]",
-                                 description=f"{score_kind} error of {n} candidates: " + ", ".join(q.name for q in candidates[:5])
-                                 + (", ..." if n > 5 else ""))
+            grant = privacy_filter.grant(rho, f"selection among {n} candidates")  # the one check, before the scores
+            try:
+                exact = exact_answers(candidates)
+                scores = np.array([w * np.linalg.norm((a / q.unit - m).ravel(), ord=norm) - o
+                                   for q, a, m, w, o in zip(candidates, exact, model, weights, offsets)])
+                index = select_index(privacy_filter, scores, sensitivity, grant, name=f"select[{score_kind}]",
+                                     description=f"{score_kind} error of {n} candidates: "
+                                     + ", ".join(q.name for q in candidates[:5]) + (", ..." if n > 5 else ""))
+            finally:
+                privacy_filter.return_unused([grant])
             return candidates[index]
 
         def child(self, rho: float, label: str, columns: Sequence[str] | None = None) -> MeasurementOracle:

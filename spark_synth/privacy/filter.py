@@ -5,6 +5,11 @@ admits privacy filters — Feldman & Zrnic 2021, Whitehouse et al. 2023 — so t
 all calls is ρ_total-zCDP as long as their ρ add up to at most ρ_total). A call that would exceed
 what is left is refused before anything is measured. A child filter holds a fixed share of its
 parent's budget (reserved at creation); its calls go into the same report, labelled with its scope.
+
+Each call's ρ is checked once, by :meth:`PrivacyFilter.grant`: validated, checked against what is
+left and held as a :class:`Grant` before anything is computed; the release then charges its
+certified ρ (≤ the grant's) to the grant without checking again. A batch is granted at once (its
+exact sum checked once), so the oracle refuses it before its one scan.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import math
 import uuid
 from fractions import Fraction
+from typing import Sequence
 
 from ..errors import BudgetExhausted, InternalError, ParameterError
 from .budget import PrivacyBudget
@@ -68,19 +74,56 @@ class PrivacyFilter:
             out = math.nextafter(out, 0.0)
         return max(0.0, out)
 
-    def check(self, rho: float, what: str) -> None:
-        """Refuse (before anything is computed) a call of cost ``rho`` that does not fit: the exact
-        sum of every ρ charged or reserved, plus this one, must not exceed the total."""
+    def check(self, rho: float, what: str) -> float:
+        """Refuse (charging nothing) a ρ that is invalid or does not fit what is left; returns it as a float."""
         rho = check_rho(rho, what)
-        if self._spent + Fraction(rho) > Fraction(self.rho_total):
+        self._refuse_unless_fits(Fraction(rho), rho, what)
+        return rho
+
+    def _refuse_unless_fits(self, cost: Fraction, rho: float, what: str) -> None:
+        """The budget check: the exact sum of every ρ charged, reserved or held, plus ``cost``, must not exceed the total."""
+        if self._spent + cost > Fraction(self.rho_total):
             where = f" of {self.scope}" if self.scope else ""
             raise BudgetExhausted(f"{what} asks rho={rho!r} but only {self.rho_remaining!r} of the budget{where} "
                                   f"(rho={self.rho_total!r}) is left; nothing was measured")
 
-    def charge(self, entry: ReportEntry) -> None:
-        """Record an accounted call (its certified ρ), refusing one that overspends."""
-        self.check(entry.rho, f"{entry.kind} {entry.name!r}")
-        self._spent += Fraction(entry.rho)
+    def grant(self, rho: "float | Grant", what: str) -> "Grant":
+        """ρ for one release, checked and held (see :meth:`grant_all`); a :class:`Grant` of this filter
+        not yet charged is returned as it is (it was checked when granted)."""
+        if isinstance(rho, Grant):
+            if rho.holder is not self or rho.used:
+                raise InternalError(f"{what}: a grant is charged once, to the filter that granted it")
+            return rho
+        (out,) = self.grant_all([(rho, what)], what)
+        return out
+
+    def grant_all(self, requests: Sequence[tuple[float, str]], what: str) -> "list[Grant]":
+        """The one budget check of a batch of releases, before anything is computed: each ``(ρ, what)``
+        validated, their exact sum refused unless it fits what is left, and each ρ held until charged
+        (:meth:`charge`) or handed back (:meth:`return_unused`). All or nothing."""
+        rhos = [check_rho(rho, label) for rho, label in requests]
+        if not rhos:
+            return []
+        total = _exact_sum(rhos)
+        self._refuse_unless_fits(total, float(total), what)
+        self._spent += total
+        return [Grant(self, rho, label) for rho, (_, label) in zip(rhos, requests)]
+
+    def return_unused(self, grants: Sequence["Grant"]) -> None:
+        """Hand back the held ρ of grants never charged (nothing was released with them)."""
+        for grant in grants:
+            if grant.holder is self and not grant.used:
+                grant.used = True
+                self._spent -= Fraction(grant.rho)
+
+    def charge(self, entry: ReportEntry, grant: "Grant | None" = None) -> None:
+        """Record an accounted call (its certified ρ) against ``grant``, or, without one, against a
+        grant made now (checked: a call that overspends is refused)."""
+        grant = self.grant(entry.rho if grant is None else grant, f"{entry.kind} {entry.name!r}")
+        if not 0 < entry.rho <= grant.rho:
+            raise InternalError(f"{entry.kind} {entry.name!r} certifies rho={entry.rho!r}, not within its grant {grant.rho!r}")
+        grant.used = True
+        self._spent += Fraction(entry.rho) - Fraction(grant.rho)
         self._log.append(entry if not self.scope else _scoped(entry, self.scope))
 
     def record_not_covered(self, name: str, description: str) -> None:
@@ -93,10 +136,10 @@ class PrivacyFilter:
         """A filter holding ``rho`` of this one's budget (reserved now) for calls labelled ``label``."""
         if not isinstance(label, str) or not label or "/" in label:
             raise ParameterError("child oracle label", "a non-empty name without '/'", label)
-        self.check(rho, f"child budget {label!r}")
-        self._spent += Fraction(float(rho))
+        grant = self.grant(rho, f"child budget {label!r}")
+        grant.used = True  # held for good: the child's total
         child = object.__new__(PrivacyFilter)
-        child.budget, child.fit_id, child.rho_total, child.unit = self.budget, self.fit_id, float(rho), self.unit
+        child.budget, child.fit_id, child.rho_total, child.unit = self.budget, self.fit_id, grant.rho, self.unit
         child.scope = f"{self.scope}/{label}" if self.scope else label
         child._log, child._spent = self._log, Fraction(0)
         return child
@@ -106,6 +149,18 @@ class PrivacyFilter:
             raise InternalError("the report is made by the root filter")
         return PrivacyReport(fit_id=self.fit_id, epsilon_requested=self.budget.epsilon, delta=self.budget.delta,
                              rho_requested=self.rho_total, entries=tuple(self._log), privacy_unit=self.unit)
+
+
+class Grant:
+    """ρ a filter checked and holds for one release, until charged or handed back."""
+
+    __slots__ = ("holder", "rho", "what", "used")
+
+    def __init__(self, holder: PrivacyFilter, rho: float, what: str):
+        self.holder, self.rho, self.what, self.used = holder, rho, what, False
+
+    def __repr__(self) -> str:
+        return f"Grant(rho={self.rho!r}, what={self.what!r}, used={self.used})"
 
 
 def _scoped(entry: ReportEntry, scope: str) -> ReportEntry:

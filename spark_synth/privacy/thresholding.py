@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..errors import InternalError
-from .filter import PrivacyFilter, check_rho
+from .filter import Grant, PrivacyFilter
 from .noise import add_gaussian_noise, calibrated_measurement
 from .report import THRESHOLDED, ReportEntry
 
@@ -73,7 +73,7 @@ def unit_threshold_for(sigma: float, delta: float, rows_per_unit: int = 1) -> in
     return threshold_for(sigma, delta / k) - 1 + k
 
 
-def release_keys(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, delta: float, *, name: str,
+def release_keys(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float | Grant, delta: float, *, name: str,
                  description: str) -> tuple[np.ndarray, np.ndarray]:
     """Keep the keys whose discrete-Gaussian noisy count reaches the threshold for ``delta``.
 
@@ -85,13 +85,13 @@ def release_keys(privacy_filter: PrivacyFilter, counts: np.ndarray, rho: float, 
     a vector of ℓ2 norm ≤ K (σ is calibrated to K), and the unit's keys absent from the rest — at
     most K of them, each counting c_i ≤ K — are all dropped except with probability
     ≤ Σ P[Z ≥ τ − c_i] ≤ K·P[Z ≥ τ − K] ≤ δ (:func:`unit_threshold_for`)."""
-    privacy_filter.check(rho, f"thresholded count {name!r}")
+    grant = privacy_filter.grant(rho, f"thresholded count {name!r}")
     k = privacy_filter.unit.max_rows
-    measurement, sigma, certified = calibrated_measurement(check_rho(rho, name), k, integer=True)
+    measurement, sigma, certified = calibrated_measurement(grant.rho, k, integer=True)
     tau = unit_threshold_for(sigma, delta, k)
     privacy_filter.charge(ReportEntry(kind=THRESHOLDED, name=name, query=description, rho=certified,
                                       mechanism="discrete Gaussian (OpenDP) + threshold", l2_sensitivity=float(k),
-                                      sigma=sigma, threshold=tau, delta_approx=float(delta)))
+                                      sigma=sigma, threshold=tau, delta_approx=float(delta)), grant)
     counts = np.asarray(counts, dtype=np.int64)
     if counts.size == 0:
         return np.zeros(0, dtype=bool), np.zeros(0)

@@ -340,7 +340,7 @@ def test_target_pairs_are_measured_first_and_set_the_one_way_share(target):
     engine = get_engine("fpt", rounds_per_column=1.0, iterations=5, final_iterations=5, one_way_share=None)
     engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
     measurements = privacy_filter.report().measurements
-    one_way_names = {f"marginal[{n}]" for n in schema.names}
+    one_way_names = {f"1-way[{n}]" for n in schema.names}
     one_way = [e.rho for e in measurements if e.name in one_way_names]
     assert len(one_way) == 3
     if target:  # 20,000 rows, 3 small columns: the relative error is reached at the floor
@@ -452,7 +452,7 @@ def test_consistency_across_hierarchy_levels_lowers_every_level_error():
         model = engine.fit(schema, oracle, LocalTaskRunner())
         marginal = model.gibbs().marginal((0,)).numpy() * model.estimated_rows
         for name, grouping in levels:
-            alone = released["marginal[code]" if grouping is None else f"marginal[code@{name}]"]
+            alone = released["1-way[code]" if grouping is None else f"marginal[code@{name}]"]
             fitted = marginal if grouping is None else np.bincount(np.asarray(grouping), weights=marginal)
             fitted_error[name].append(((fitted - exact[name]) ** 2).sum())
             alone_error[name].append(((alone - exact[name]) ** 2).sum())

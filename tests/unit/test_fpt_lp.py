@@ -130,6 +130,6 @@ def test_lp_mode_with_one_way_workload_measures_each_column_once():
     frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 2000), "b": rng.integers(0, 401, 2000)})
     privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
     model = get_engine("fpt", mode="lp", max_way=1).fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
-    assert [e.name for e in privacy_filter.report().measurements] == ["marginal[a]", "marginal[b]"]
+    assert [e.name for e in privacy_filter.report().measurements] == ["1-way[a]", "1-way[b]"]
     codes = model.sample_codes(1000, np.random.default_rng(0))
     assert codes.shape == (1000, 2) and codes[:, 1].max() < schema["b"].size

@@ -73,6 +73,33 @@ def test_a_call_beyond_the_budget_is_refused_before_any_scan_and_the_report_is_u
         oracle.measure(MarginalQuery(("size",)), -1.0)
 
 
+def test_each_measurement_and_selection_is_checked_once(monkeypatch):
+    oracle, privacy_filter, clock = _oracle()
+    events = []
+    real_fits = PrivacyFilter._refuse_unless_fits
+    monkeypatch.setattr(PrivacyFilter, "_refuse_unless_fits", lambda self, *a: events.append("check") or real_fits(self, *a))
+    rho = privacy_filter.rho_total / 8
+    oracle.measure_many([(MarginalQuery(("colour",)), rho), (MarginalQuery(("size",)), rho), (MarginalQuery(("age",)), rho)])
+    assert events == ["check"] and clock["scans"] == 1 and len(privacy_filter.report().entries) == 3
+    oracle.measure(MarginalQuery(("colour", "size")), rho)
+    oracle.select([MarginalQuery(("colour",)), MarginalQuery(("size",))], "weighted_l1", [np.zeros(4), np.zeros(4)], rho)
+    assert events == ["check"] * 3  # one per call: measure, select; the batch of three once
+
+
+def test_a_failed_scan_spends_nothing():
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+
+    def failing(queries):
+        raise RuntimeError("the scan failed")
+
+    oracle = oracle_module.build_oracle(SCHEMA, privacy_filter, failing)
+    with pytest.raises(RuntimeError):
+        oracle.measure_many([(MarginalQuery(("colour",)), privacy_filter.rho_total / 2)] * 2)
+    with pytest.raises(RuntimeError):
+        oracle.select([MarginalQuery(("colour",))], "weighted_l1", [np.zeros(4)], privacy_filter.rho_total)
+    assert privacy_filter.rho_remaining == privacy_filter.rho_total and privacy_filter.report().entries == ()
+
+
 def test_select_scores_weighted_l1_error_with_derived_sensitivity_and_charges_its_rho(monkeypatch):
     oracle, privacy_filter, _ = _oracle()
     candidates = [MarginalQuery(("colour",)), MarginalQuery(("size",)), MarginalQuery(("colour", "size"))]

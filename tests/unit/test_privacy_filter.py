@@ -126,3 +126,48 @@ def test_a_split_of_what_is_left_can_be_spent_part_by_part():
         child.check(measure, "the last measurement")  # fits
         with pytest.raises(BudgetExhausted):
             child.check(math.nextafter(child.rho_remaining, 1.0) * (1 + 1e-12), "more than is left")
+
+
+def test_a_grant_is_checked_once_held_and_charged_once():
+    from spark_synth.errors import InternalError
+    from spark_synth.privacy.report import ReportEntry
+
+    privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+    total = privacy_filter.rho_total
+    first, second = privacy_filter.grant_all([(total / 4, "a"), (total / 4, "b")], "2 measurements")
+    assert privacy_filter.rho_remaining == pytest.approx(total / 2)  # held
+    with pytest.raises(BudgetExhausted, match="2 measurements asks"):
+        privacy_filter.grant_all([(total / 4, "c"), (total / 3, "d")], "2 measurements")  # together they do not fit
+    entry = ReportEntry(kind="measurement", name="a", query="q", mechanism="test", rho=total / 8)
+    with pytest.raises(InternalError, match="within its grant"):
+        privacy_filter.charge(ReportEntry(kind="measurement", name="a", query="q", mechanism="test", rho=total / 2), first)
+    privacy_filter.charge(entry, first)  # certified below the grant: the rest of it is freed
+    assert privacy_filter.rho_remaining == pytest.approx(total * 5 / 8)
+    with pytest.raises(InternalError, match="charged once"):
+        privacy_filter.charge(entry, first)
+    with pytest.raises(InternalError, match="charged once"):
+        PrivacyFilter(PrivacyBudget(1.0, 1e-9)).charge(entry, second)
+    privacy_filter.return_unused([first, second])  # only `second` was unused
+    assert privacy_filter.rho_remaining == pytest.approx(total * 7 / 8)
+    assert [e.name for e in privacy_filter.report().entries] == ["a"]
+    assert privacy_filter.grant_all([], "nothing") == [] and privacy_filter.rho_remaining == pytest.approx(total * 7 / 8)
+    with pytest.raises(BudgetExhausted, match="nothing was measured"):  # charged without a grant: granted (checked) now
+        privacy_filter.charge(ReportEntry(kind="measurement", name="z", query="q", mechanism="test", rho=total))
+    assert [e.name for e in privacy_filter.report().entries] == ["a"]
+
+
+def test_a_release_given_a_grant_does_not_check_again(monkeypatch):
+    import spark_synth.privacy.filter as filter_module
+
+    privacy_filter = PrivacyFilter(PrivacyBudget(10.0, 1e-9))
+    checks, validations = [], []
+    real_fits, real_check_rho = PrivacyFilter._refuse_unless_fits, filter_module.check_rho
+    monkeypatch.setattr(PrivacyFilter, "_refuse_unless_fits", lambda self, *a: checks.append(a) or real_fits(self, *a))
+    monkeypatch.setattr(filter_module, "check_rho", lambda rho, what: validations.append(what) or real_check_rho(rho, what))
+    (grant,) = privacy_filter.grant_all([(0.01, "measurement 'a'")], "measurement 'a'")
+    release_query(privacy_filter, MarginalQuery(("a",)), np.array([1, 2]), grant)
+    assert len(checks) == 1 and validations == ["measurement 'a'"]
+    release_query(privacy_filter, MarginalQuery(("b",)), np.array([1, 2]), 0.01)  # a number: checked by the release
+    assert len(checks) == 2 and len(validations) == 2
+    privacy_filter.child(0.01, "part")
+    assert len(checks) == 3 and len(validations) == 3

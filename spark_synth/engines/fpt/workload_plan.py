@@ -12,6 +12,7 @@ from ...errors import ParameterError
 from ...queries import MarginalQuery
 from ...schema import Schema
 from ..groupings import cells, coarse_groupings
+from ..one_way import one_way_queries
 from .config import FptConfig
 from .workload import (Candidate, candidates_and_weights, hierarchy_candidates, marginal_candidates,
                        marginal_workload)
@@ -51,7 +52,7 @@ def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
     weights = candidates_and_weights(workload + cross_scopes)
     weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
     levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
-    one_way = [MarginalQuery((name,)) for name in schema.names]
+    one_way = one_way_queries(schema)
     target = _target_index(schema, groupings) if o.target_share > 0 else None
     pair_scopes = [] if target is None else [
         tuple(sorted((j, target))) for j in range(len(schema))
@@ -67,7 +68,7 @@ def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], i
     marginals, crossed levels) and how many lead the list as row-count estimates (1-ways and levels)."""
     groupings, crosses, workload = _marginal_workload(schema, o)
     levels, crossed = hierarchy_candidates(schema, crosses, o.max_marginal_cells, groupings, {})
-    one_way = [Candidate((j,), MarginalQuery((name,)), (None,)) for j, name in enumerate(schema.names)]
+    one_way = [Candidate((j,), query, (None,)) for j, query in enumerate(one_way_queries(schema))]
     wider = dict.fromkeys((c for c in workload if len(c) > 1), 1.0)  # max_way=1: the 1-ways above are the workload
     measured = one_way + levels + marginal_candidates(schema, wider, groupings) + crossed
     return groupings, measured, len(one_way) + len(levels)
