@@ -1,4 +1,5 @@
-"""PyTorch's CPU threads for a fit on the driver: how many, and set for the fit's duration only."""
+"""PyTorch on the driver for FPT's and SPLICE's fits: the device (``device`` option) and the CPU
+threads, set for the fit's duration only."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ def torch_threads(requested: int):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def fit_device(choice: str):
+    """The torch device of a fit's ``device`` option: ``cuda`` when asked for, or for ``auto`` when a GPU
+    is there; else the CPU."""
+    import torch
+
+    return torch.device("cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu")

@@ -33,7 +33,7 @@ from ...schema import Schema
 from ..base import Engine, MeasurementOracle, TaskRunner
 from ..groupings import cells, ordered_codes
 from ..postprocess import estimate_total, probabilities_from_counts
-from ..torch_threads import torch_threads
+from ..torch_threads import fit_device, torch_threads
 from .code_shares import (absent_nulls, pooled_counts, shrunk_shares, swamped_columns, target_ratios,
                           within_group_shares, without)
 from .compression import compress, refine
@@ -102,8 +102,7 @@ class FptEngine(Engine):
             return model.record_loss_curves({"round_loss": measured.round_losses, "final_loss": fitter.history})
 
     def _device(self):
-        choice = self.options.device
-        return torch.device("cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu")
+        return fit_device(self.options.device)
 
     def planned_queries(self, schema: Schema) -> list:
         """The whole workload's exact answers, asked in one scan (PMW: the first pass and every

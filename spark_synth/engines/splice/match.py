@@ -16,6 +16,7 @@ from ...logs import layer
 from ...schema import Schema
 from ...schema.embedding import Embedding
 from ..groupings import coarse_groupings
+from ..torch_threads import fit_device
 from .pairs import ComponentSpread, PairMisfit
 
 _log = layer("engines")
@@ -24,14 +25,6 @@ _log = layer("engines")
 def null_share(anchor: np.ndarray, column) -> float:
     """The DP 1-way distribution's share of nulls (0 for a column that cannot hold them)."""
     return float(anchor[column.null_code] / anchor.sum()) if column.nullable else 0.0
-
-
-def _device(choice: str):
-    import torch
-
-    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
-        return torch.device("cuda")
-    return torch.device("cpu")
 
 
 def moment_operator(schema: Schema, directions: np.ndarray, supports, degree: int, device,
@@ -109,7 +102,7 @@ def match_terms(schema, embedding, directions, supports, anchors, numeric: tuple
     """:class:`MatchTerms` for these releases: the pair anchors weighted as a Gaussian likelihood on
     the moments' scale (``moment_sigma`` their noise per unit row), the spread prior on the pair
     anchors' scale (σ̄ their mean noise σ)."""
-    device = _device(o.device)
+    device = fit_device(o.device)
     operator = moment_operator(schema, directions, supports, o.degree, device, numeric, embedding)
     misfit = PairMisfit(schema, embedding, numeric, {j: null_share(anchors[j], schema.columns[j]) if anchors is not None else 0.0
                                                      for j in numeric}, pairs, o.pair_weight * moment_sigma ** 2 / len(directions),
