@@ -62,7 +62,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
             from .evaluate import train_holdout_split
             from .io import read_input
 
-            train, holdout = train_holdout_split(read_input(spark, config.input), evaluate["holdout_fraction"], evaluate["seed"],
+            train, holdout = train_holdout_split(read_input(spark, config.input), evaluate.holdout_fraction, evaluate.seed,
                                                  unit=config.privacy_unit)  # by person under a privacy unit
             _fit(synth, train, schema, tracker.dataset, choice)
             params["fit_on"] = "train part (evaluate)"

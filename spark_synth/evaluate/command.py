@@ -10,6 +10,7 @@ the fit's and linked to it by ``spark_synth.fit_run_id``, never the run holding 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ParameterError
@@ -42,7 +43,18 @@ def mlflow_metrics(evaluation: Evaluation) -> dict[str, float]:
     return {METRIC_PREFIX + k[len("eval."):]: v for k, v in evaluation.flat_metrics().items()}
 
 
-def check_request(request: dict, schema: Schema, output: str, overwrite: bool) -> dict:
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """``run --evaluate``'s options, checked: where the report goes, the TSTR target (None: none),
+    the hold-out share and the split's seed."""
+
+    out: str
+    target: str | None
+    holdout_fraction: float
+    seed: int
+
+
+def check_request(request: dict, schema: Schema, output: str, overwrite: bool) -> EvaluateRequest:
     """Validate ``run --evaluate`` options before anything is computed; fills the default directory."""
     allowed = {"out", "target", "holdout_fraction", "seed"}
     unknown = sorted(set(request) - allowed)
@@ -53,9 +65,8 @@ def check_request(request: dict, schema: Schema, output: str, overwrite: bool) -
     target = request.get("target")
     if target is not None or schema.target is not None:
         target = check_target(schema, target)
-    return {"out": str(out), "target": target,
-            "holdout_fraction": check_fraction(request.get("holdout_fraction", 0.2)),
-            "seed": check_seed(request.get("seed", 0), "split seed")}
+    return EvaluateRequest(str(out), target, check_fraction(request.get("holdout_fraction", 0.2)),
+                           check_seed(request.get("seed", 0), "split seed"))
 
 
 def default_out_dir(output: str) -> Path:
@@ -71,7 +82,7 @@ def default_out_dir(output: str) -> Path:
     return path.with_name(f"{stem}_evaluation")
 
 
-def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, privacy_report, request: dict,
+def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, privacy_report, request: EvaluateRequest,
                        fit_run_id: str | None, progress: bool = True, table: str | None = None) -> dict:
     """The ``run --evaluate`` step: the run's own output vs the real train / hold-out parts.
 
@@ -82,17 +93,17 @@ def evaluate_after_run(spark, written: str, train, holdout, schema: Schema, priv
 
     started = time.perf_counter()
     synthetic = read_input(spark, written)
-    evaluation = evaluate(train, synthetic, schema, holdout=holdout, target=request["target"], seed=request["seed"],
+    evaluation = evaluate(train, synthetic, schema, holdout=holdout, target=request.target, seed=request.seed,
                           privacy_report=privacy_report, progress=progress, table=table_label(table) if table else None)
-    evaluation.metrics["split"] = {"mode": "split", "holdout_fraction": request["holdout_fraction"], "seed": request["seed"]}
-    files = evaluation.write(request["out"], overwrite=True)
+    evaluation.metrics["split"] = {"mode": "split", "holdout_fraction": request.holdout_fraction, "seed": request.seed}
+    files = evaluation.write(request.out, overwrite=True)
     run_id = None
     if fit_run_id:
         from ..track.mlflow_tracking import evaluation_child_run, log_evaluation
 
         with evaluation_child_run(fit_run_id) as active:
-            log_evaluation(mlflow_metrics(evaluation), files, {"holdout_fraction": request["holdout_fraction"],
-                                                               "split_seed": request["seed"], "target": request["target"]})
+            log_evaluation(mlflow_metrics(evaluation), files, {"holdout_fraction": request.holdout_fraction,
+                                                               "split_seed": request.seed, "target": request.target})
             run_id = active.info.run_id
     return {**files, **headline(evaluation), "not_private": True, "seconds": round(time.perf_counter() - started, 3),
             "mlflow_run_id": run_id}
