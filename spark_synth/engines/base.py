@@ -200,9 +200,11 @@ class Engine(ABC):
     def __init__(self, **options):
         self.options = engine_config(self.name, self.config_class, options)
 
-    @abstractmethod
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> FittedModel:
-        """Measure what the method needs through ``oracle`` and fit a model from the noisy answers."""
+        """Measure what the method needs through ``oracle`` and fit a model from the noisy answers: by
+        default :meth:`fit_measurements` of :meth:`measure` (an engine that does not split its fit
+        overrides this)."""
+        return self.fit_measurements(schema, self.measure(schema, oracle))
 
     def config(self) -> dict:
         """The engine's full configuration (for tracking)."""

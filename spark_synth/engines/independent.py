@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InternalError
 from ..privacy import NoisyMeasurement
 from ..schema import Schema
-from .base import Engine, FittedModel, MeasurementOracle, TaskRunner
+from .base import Engine, FittedModel, MeasurementOracle
 from .evidence import Evidence, conditioned_distribution
 from .one_way import OneWayConfig, measure_one_way, one_way_distributions, one_way_queries, one_way_releases
 from .postprocess import estimate_total
@@ -67,9 +67,6 @@ class IndependentEngine(Engine):
     name = "independent"
     model_class = IndependentModel
     config_class = IndependentConfig
-
-    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> IndependentModel:
-        return self.fit_measurements(schema, self.measure(schema, oracle))
 
     def planned_queries(self, schema: Schema) -> list:
         """Every column's full 1-way histogram (stage two's coarser ones are sums of them)."""

@@ -30,7 +30,7 @@ from ...errors import ParameterError
 from ...logs import layer
 from ...privacy import split_rho
 from ...schema import Schema
-from ..base import Engine, MeasurementOracle, TaskRunner
+from ..base import Engine, MeasurementOracle
 from ..groupings import cells, ordered_codes
 from ..postprocess import estimate_total, probabilities_from_counts
 from ..torch_threads import fit_device, torch_threads
@@ -73,9 +73,6 @@ class FptEngine(Engine):
     requires = (("torch", "torch"),)
     model_class = FptModel
     config_class = FptConfig
-
-    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> FptModel:
-        return self.fit_measurements(schema, self.measure(schema, oracle))
 
     def measure(self, schema: Schema, oracle: MeasurementOracle) -> "Measured":
         """Every measurement (PMW: the whole select–measure–refit loop, which needs the model between

@@ -37,7 +37,7 @@ from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
 from ...queries import MarginalQuery, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
-from ..base import Engine, MeasurementOracle, TaskRunner
+from ..base import Engine, MeasurementOracle
 from ..groupings import cells, coarse_groupings, merge_sparse_groups
 from ..one_way import (measure_stage_one, measure_stage_two, one_way_distributions, one_way_queries, one_way_releases,
                        stage_budgets)
@@ -72,9 +72,6 @@ class SpliceEngine(Engine):
     config_class = SpliceConfig
 
     # ---- SELECT + MEASURE ----------------------------------------------------------------
-    def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> SpliceModel:
-        return self.fit_measurements(schema, self.measure(schema, oracle))
-
     def planned_queries(self, schema: Schema) -> list:
         """The full 1-way histograms (the moment query is built per call and cached by identity, so
         it keeps its own scan when another caller prepared these)."""
