@@ -159,8 +159,15 @@ def column_distribution(column: Column, releases: Sequence[NoisyMeasurement], to
     kept = np.ones(estimate.size, dtype=bool)
     if column.nullable and null_floor > 0:
         null_group = group_of[column.null_code]
-        kept[null_group] = estimate[null_group] >= null_floor * math.sqrt(float(np.broadcast_to(variance, estimate.shape)[null_group]))
+        kept[null_group] = not null_is_noise(estimate[null_group], math.sqrt(float(np.broadcast_to(variance, estimate.shape)[null_group])),
+                                             null_floor)
     return distribution_over_ranges(group_of, estimate, total, code_values if codes else None, code_variance, kept)
+
+
+def null_is_noise(count: float, sigma: float, null_floor: float) -> bool:
+    """Whether a noisy null count is below ``null_floor`` noise deviations: the column is then taken to
+    hold no nulls (else every column would get the noise's nulls). Post-processing of the release."""
+    return bool(count < null_floor * sigma)
 
 
 def distribution_over_ranges(group_of: np.ndarray, range_counts: np.ndarray, total: float, code_values: np.ndarray | None,

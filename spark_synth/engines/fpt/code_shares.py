@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import InternalError
 from ...privacy import NoisyMeasurement
 from ...schema import Schema
-from ..one_way import OneWayConfig, distribution_over_ranges, range_grouping
+from ..one_way import OneWayConfig, distribution_over_ranges, null_is_noise, range_grouping
 from ..postprocess import probabilities_from_counts
 
 #: Codes counted below this many noise deviations get no rows inside a group that has codes above it
@@ -101,7 +101,7 @@ def absent_nulls(schema: Schema, counts: list, groupings) -> dict[int, int]:
     absent = {}
     for j, (column, (values, sigma), grouping) in enumerate(zip(schema, counts, groupings)):
         null = column.null_code
-        if null is None or values[null] >= FLOOR_SIGMAS * sigma:
+        if null is None or not null_is_noise(values[null], sigma, FLOOR_SIGMAS):
             continue
         if grouping is None:
             absent[j] = null
