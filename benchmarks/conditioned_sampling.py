@@ -9,7 +9,8 @@ target is used; its probability is printed. Every sample is drawn by ``Synthesiz
 path ``spark-synth sample --where`` takes: a sampling plan on the driver, rows on the executors) and
 forced by ``.write.format("noop")``; "rejection" is what a sampler without conditioning would do:
 unconditioned rows, filtered — timed for ``--rejection-rows`` kept rows and scaled to 1 M (marked as
-an extrapolation). Times: the best of ``--repeats``. Checks that every conditioned row satisfies its
+an extrapolation). Times: the best of ``--repeats``. Also printed: the driver's time to plan
+``--rows-per`` on the schema's categorical column with the most values (one conditioning per value). Checks that every conditioned row satisfies its
 condition (a filter count on the same DataFrame, outside the timing).
 
     python benchmarks/conditioned_sampling.py
@@ -71,12 +72,18 @@ def main() -> None:
     print(f"table: {name} ({table.count():,} rows); {args.rows:,} rows per sample; best of {args.repeats}\n")
     print("| engine | condition | model probability | seconds | × unconditioned | all rows satisfy it |")
     print("|---|---|---|---|---|---|")
+    plans = []
     for engine in args.engines:
         synth = Synthesizer(engine, epsilon=1.0, delta=1e-9, engine_options=ENGINE_OPTIONS.get(engine, {}))
         synth.fit(table, schema)
         plain = _timed(lambda: synth.sample(args.rows, seed=1, spark=spark).write.format("noop").mode("overwrite").save(),
                        args.repeats)
         print(f"| {engine} | (none) | 1 | {plain:.1f} | 1.0 | |")
+        widest = max((c for c in schema if c.type.is_discrete), key=lambda c: c.size)
+        start = time.perf_counter()
+        sampling_plan(synth.model_, schema, args.rows, rows_per=widest.name)  # the driver's share of --rows-per
+        plans.append(f"{engine}: --rows-per {widest.name} ({widest.size} values) planned in "
+                     f"{time.perf_counter() - start:.2f} s on the driver")
         probabilities = {}
         for text in CANDIDATES:
             try:
@@ -97,6 +104,8 @@ def main() -> None:
                 scaled = rejection * args.rows / args.rejection_rows
                 print(f"| {engine} | rejection, same condition: {args.rejection_rows:,} rows from {drawn:,} drawn | | "
                       f"{rejection:.1f} (1 M: ≈ {scaled:.0f}, extrapolated) | {scaled / plain:.0f} (extrapolated) | |")
+
+    print("\n" + "\n".join(plans))
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ class ConditionedSplice(FittedModel):
         constrained = [j for j in evidence.columns if block is not None and j in block.columns]
         self.column, self.others, self.acceptance = None, (), 1.0
         if block is not None:
-            self.boundaries = [_latent_boundaries(block, i, base.weights) for i in range(len(block.columns))]
+            self.boundaries = _boundaries_of(base)
         if constrained:  # drawn exactly: the rarest; the others by accepting rows with their weights
             shares = {j: (base.weights * factor * self._block_factor(j)).sum() for j in constrained}
             self.column = min(constrained, key=lambda j: (shares[j], j))
@@ -152,6 +152,15 @@ class ConditionedSplice(FittedModel):
 
         evidence = Evidence({int(j): np.asarray(w) for j, w in state["evidence"].items()})
         return cls(model_class("splice").from_state(state["base"], schema), evidence)
+
+
+def _boundaries_of(base) -> list[np.ndarray]:
+    """Every block column's latent code intervals (:func:`_latent_boundaries`), computed once per model
+    and kept on it (``--rows-per`` conditions one model once per stratum)."""
+    if getattr(base, "_latent_boundaries", None) is None:
+        block = base.gaussian
+        base._latent_boundaries = [_latent_boundaries(block, i, base.weights) for i in range(len(block.columns))]
+    return base._latent_boundaries
 
 
 def _latent_boundaries(block, i: int, weights: np.ndarray) -> np.ndarray:
