@@ -126,10 +126,11 @@ def _sample_shape(schema: Schema, where: str | None, rows_per: str | None, evalu
     """``--where`` parsed against the schema and ``--rows-per`` checked (before Spark starts or the fit
     spends anything), as the keywords of ``Synthesizer.write``."""
     from .sample.conditions import ConditionError, parse_condition
+    from .sample.plan import stratum_column
 
     if where is not None and evaluate is not None:
         raise ConditionError("--where and --evaluate: the evaluation compares the output with the whole real table, "
                              "which a conditioned sample does not follow; evaluate a plain sample")
-    if rows_per is not None and rows_per not in schema.names:
-        raise ConditionError(f"--rows-per: the schema has no column {rows_per!r}; its columns are {', '.join(schema.names)}")
+    if rows_per is not None:
+        stratum_column(rows_per, schema)
     return {"conditions": None if where is None else parse_condition(where, schema), "rows_per": rows_per}

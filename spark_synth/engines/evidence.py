@@ -42,12 +42,6 @@ class Evidence:
     def get(self, j: int) -> np.ndarray | None:
         return self.weights.get(j)
 
-    def log_weights(self, j: int) -> np.ndarray:
-        """log w_j with :data:`LOG_ZERO` for 0."""
-        w = self.weights[j]
-        with np.errstate(divide="ignore"):
-            return np.where(w > 0, np.log(np.where(w > 0, w, 1.0)), LOG_ZERO)
-
     def for_columns(self, columns: Sequence[int]) -> "Evidence":
         """The evidence on ``columns`` only, re-numbered by their position in ``columns`` (a DGM partition's view)."""
         position = {int(j): i for i, j in enumerate(columns)}
@@ -67,6 +61,13 @@ class Evidence:
         weights = dict(self.weights)
         weights[j] = only if j not in weights else weights[j] * only
         return Evidence(weights)
+
+
+def log_weights(w: np.ndarray) -> np.ndarray:
+    """log w with :data:`LOG_ZERO` for 0 (a finite log-potential that gives the code no mass)."""
+    w = np.asarray(w, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(w > 0, np.log(np.where(w > 0, w, 1.0)), LOG_ZERO)
 
 
 def conditioned_distribution(p: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, float]:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..engines import FittedModel
 from ..errors import ParameterError
-from ..schema import Schema, decode_codes
+from ..schema import Schema
 from ..schema.spark_types import output_struct
 from ..logs import layer
 from .plan import SamplingPlan, sampling_plan
@@ -73,8 +73,7 @@ def _partition_sampler(plan: SamplingPlan, schema: Schema, seed: int, counters: 
         strata_models: dict = {}  # --rows-per: this task's conditioned model of each stratum it meets
         for batch in batches:
             # sample_counted draws the same rows as sample_codes
-            codes, counts = plan.sample_counted(batch["id"].to_numpy(), rng, bool(counters), strata_models)
-            frame = decode_codes(codes, schema, rng, plan.within)
+            frame, counts = plan.frame(batch["id"].to_numpy(), schema, rng, bool(counters), strata_models)
             if not counters:
                 yield frame
                 continue

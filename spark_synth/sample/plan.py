@@ -17,7 +17,7 @@ import numpy as np
 from ..engines import FittedModel
 from ..engines.evidence import SMALLEST_PROBABILITY, Evidence
 from ..logs import layer
-from ..schema import Schema
+from ..schema import Schema, decode_codes
 from .conditions import Condition, ConditionError
 
 _log = layer("sample")
@@ -58,6 +58,11 @@ class SamplingPlan:
             cache[code] = self.model.conditioned(self.evidence.and_code(j, code, size))[0]
         return cache[code]
 
+    def frame(self, ids: np.ndarray, schema: Schema, rng: np.random.Generator, counted: bool, cache: dict):
+        """Decoded rows for ``ids`` (typed values inside the condition) and the sampling counters."""
+        codes, counts = self.sample_counted(ids, rng, counted, cache)
+        return decode_codes(codes, schema, rng, self.within), counts
+
     def sample_counted(self, ids: np.ndarray, rng: np.random.Generator, counted: bool, cache: dict):
         """Codes for rows ``ids`` (a task's batch) and the model's sampling counters over them."""
         if self.strata is None:
@@ -80,24 +85,25 @@ def sampling_plan(model: FittedModel, schema: Schema, n_rows: int, condition: Co
                   rows_per: str | None = None) -> SamplingPlan:
     """The plan of an ``n_rows`` sample under ``condition`` and ``rows_per`` (either may be None)."""
     evidence = condition.evidence() if condition is not None else Evidence({})
-    conditioned, probability = (model, 1.0) if not evidence else model.conditioned(evidence)
-    where = f"--where {condition.text!r}" if condition is not None else ""
+    where = f"--where {condition.text!r}" if condition is not None else f"--rows-per {rows_per!r}"
+    strata = None
+    if rows_per is None:
+        drawn, probability = (model, 1.0) if not evidence else model.conditioned(evidence)
+    else:  # each stratum is conditioned in the tasks; the strata's probabilities add up to the condition's
+        j = stratum_column(rows_per, schema)
+        size = schema.columns[j].size
+        shares = np.array([model.conditioned(evidence.and_code(j, code, size))[1] for code in range(size)])
+        drawn, probability = model, float(shares.sum()) if evidence else 1.0
+        _check_probability(float(shares.sum()), where)
+        counts = _largest_remainders(n_rows, shares / shares.sum())
+        strata = (j, size, np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64))
     if evidence:
         _check_probability(probability, where)
         expected = probability * float(getattr(model, "estimated_rows", 0) or 0)
         _log.info("sample: %s has model probability %.3g (about %.3g rows of a table the real table's size)",
                   where, probability, expected)
-    plan = SamplingPlan(conditioned if rows_per is None else model, evidence, dict(condition.numbers) if condition else {},
-                        probability, where=condition.text if condition is not None else None, rows_per=rows_per)
-    if rows_per is None:
-        return plan
-    j = _stratum_column(rows_per, schema)
-    shares = np.array([model.conditioned(evidence.and_code(j, code, schema.columns[j].size))[1]
-                       for code in range(schema.columns[j].size)])
-    _check_probability(float(shares.sum()), where or f"--rows-per {rows_per!r}")
-    counts = _largest_remainders(n_rows, shares / shares.sum())
-    plan.strata = (j, schema.columns[j].size, np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64))
-    return plan
+    return SamplingPlan(drawn, evidence, dict(condition.numbers) if condition else {}, probability, strata,
+                        where=condition.text if condition is not None else None, rows_per=rows_per)
 
 
 def _check_probability(probability: float, where: str) -> None:
@@ -107,7 +113,8 @@ def _check_probability(probability: float, where: str) -> None:
                              "it against the model's marginals (e.g. `spark-synth evaluate`)")
 
 
-def _stratum_column(name: str, schema: Schema) -> int:
+def stratum_column(name: str, schema: Schema) -> int:
+    """The position of ``--rows-per``'s column, refused unless the schema has it and it is categorical."""
     names = list(schema.names)
     if name not in names:
         raise ConditionError(f"--rows-per: the schema has no column {name!r}; its columns are {', '.join(names)}")

@@ -90,7 +90,6 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
         and ``rows_per`` as :meth:`Synthesizer.sample <spark_synth.Synthesizer.sample>`."""
         from ..sample.conditions import as_condition
         from ..sample.plan import sampling_plan
-        from ..schema import decode_codes
 
         synth = self.synthesizer
         plan = sampling_plan(synth.model_, synth.schema_, rows, as_condition(conditions, synth.schema_), rows_per)
@@ -99,8 +98,7 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
         for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
             rng = np.random.default_rng(np.random.SeedSequence([root, index]))
             ids = np.arange(start, min(start + CHUNK_ROWS, rows))
-            codes, _ = plan.sample_counted(ids, rng, False, strata_models)
-            chunks.append(decode_codes(codes, synth.schema_, rng, plan.within))
+            chunks.append(plan.frame(ids, synth.schema_, rng, False, strata_models)[0])
         return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
     def sample_spark(self, rows: int, seed: int | None = None, spark=None, partitions: int | None = None, *,

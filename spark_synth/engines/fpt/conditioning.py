@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InternalError
-from ..evidence import LOG_ZERO, Evidence
+from ..evidence import Evidence, log_weights
 
 
 def evidence_factors(model, evidence: Evidence) -> tuple[list[tuple[tuple[int, ...], np.ndarray]], dict]:
@@ -46,7 +46,7 @@ def with_log_factors(potentials: dict, factors) -> dict:
     """Copies of the log-potential tables with each factor's log added (a new scope where there is none)."""
     out = {scope: table.copy() for scope, table in potentials.items()}
     for scope, factor in factors:
-        log_factor = _log(factor)
+        log_factor = log_weights(factor)
         if scope[0] > scope[-1]:  # (column, target) with the target first: axes in sorted order
             scope, log_factor = scope[::-1], log_factor.T
         out[scope] = out[scope] + log_factor if scope in out else log_factor
@@ -84,7 +84,3 @@ def _group_sums(grouping: np.ndarray, values: np.ndarray, n_groups: int) -> np.n
     np.add.at(out, grouping, values)
     return out
 
-
-def _log(factor: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.where(factor > 0, np.log(np.where(factor > 0, factor, 1.0)), LOG_ZERO)

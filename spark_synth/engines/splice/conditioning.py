@@ -64,10 +64,14 @@ class ConditionedSplice(FittedModel):
         if block is not None:
             self.boundaries = _boundaries_of(base)
         if constrained:  # drawn exactly: the rarest; the others by accepting rows with their weights
-            shares = {j: (base.weights * factor * self._block_factor(j)).sum() for j in constrained}
+            masses = {j: self._block_masses(j) for j in constrained}
+            shares = {j: (base.weights * factor * _total(*masses[j])).sum() for j in constrained}
             self.column = min(constrained, key=lambda j: (shares[j], j))
             self.others = tuple(j for j in constrained if j != self.column)
-            factor = factor * self._block_factor(self.column)
+            self.interval_mass, null_mass = masses[self.column]
+            total = _total(self.interval_mass, null_mass)
+            self.null_branch = np.divide(null_mass, total, out=np.zeros_like(total), where=total > 0)  # P_k(null | evidence)
+            factor = factor * total
         self.posterior = base.weights * factor
         self.probability = float(self.posterior.sum() / base.weights.sum())
         if self.others and self.probability > 0:
@@ -82,17 +86,16 @@ class ConditionedSplice(FittedModel):
             weight = weight * self.evidence.get(j)[codes[:, j]]
         return rng.random(len(codes)) < weight
 
-    def _block_factor(self, column: int) -> np.ndarray:
-        """Per component: the probability of a constrained block column's evidence (keeps, for the
-        column drawn exactly, each interval's weighted mass and the null's)."""
+    def _block_masses(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """For a constrained block column, per component: each code interval's probability times its
+        weight, (K, bins), and the null code's (its null share times its weight; K values)."""
         block, i = self.base.gaussian, self.base.gaussian.columns.index(column)
         w, share = self.evidence.get(column), block.null_share[i]
         n_bins = len(self.boundaries[i]) - 1
         mean, std = block.mean[:, i], block.column_std()[:, i]
         cdf = ndtr((self.boundaries[i][None, :] - mean[:, None]) / std[:, None])  # (K, n_bins + 1)
-        self.interval_mass = np.diff(cdf, axis=1) * w[:n_bins]  # (K, n_bins): P_k(interval c) · w_c
-        self.null_mass = share * (w[n_bins] if len(w) > n_bins else 0.0)
-        return self.null_mass + (1 - share) * self.interval_mass.sum(axis=1)
+        null_mass = np.full(len(mean), share * (w[n_bins] if len(w) > n_bins else 0.0))
+        return (1 - share) * np.diff(cdf, axis=1) * w[:n_bins], null_mass
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         if not self.others:
@@ -120,10 +123,7 @@ class ConditionedSplice(FittedModel):
         fixed_codes, fixed_null = None, np.zeros(n, dtype=bool)
         if self.column is not None:
             i = block.columns.index(self.column)
-            share = block.null_share[i]
-            total = self.null_mass + (1 - share) * self.interval_mass.sum(axis=1)
-            null_share = np.divide(self.null_mass, total, out=np.zeros_like(total), where=total > 0)
-            fixed_null = stratified_uniforms(n, rng, components) < null_share[components]
+            fixed_null = stratified_uniforms(n, rng, components) < self.null_branch[components]
             fixed_codes = np.zeros(n, dtype=np.int64)
             value = latent[:, i].copy()
             for k in np.unique(components[~fixed_null]):
@@ -152,6 +152,11 @@ class ConditionedSplice(FittedModel):
 
         evidence = Evidence({int(j): np.asarray(w) for j, w in state["evidence"].items()})
         return cls(model_class("splice").from_state(state["base"], schema), evidence)
+
+
+def _total(interval_mass: np.ndarray, null_mass: np.ndarray) -> np.ndarray:
+    """Per component: the probability of a block column's evidence, from :meth:`ConditionedSplice._block_masses`."""
+    return null_mass + interval_mass.sum(axis=1)
 
 
 def _boundaries_of(base) -> list[np.ndarray]:
