@@ -168,16 +168,9 @@ def get_engine(name: str, config=None, /, **options) -> Engine:
     :func:`typed_config`, so checked already: not checked again), or from keyword ``options``
     (names and types checked here, ranges by the config dataclass)."""
     cls = engine_class(name)
-    if config is None:
-        return cls(**options)
-    if options or not isinstance(config, cls.config_class):
-        raise InternalError(f"get_engine({name!r}, ...): give a {cls.config_class.__name__} or keyword options, not "
-                            f"{type(config).__name__}{' and options' if options else ''}")
-    if cls.__init__ is not Engine.__init__:  # an engine that sets more than its options: build it from them
-        return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(config)})
-    engine = cls.__new__(cls)
-    engine.options = config  # all Engine.__init__ does, without checking the options a second time
-    return engine
+    if config is not None and cls.__init__ is not Engine.__init__ and isinstance(config, cls.config_class) and not options:
+        return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(config)})  # an __init__ of its own
+    return cls(config, **options)
 
 
 def model_class(name: str) -> type[FittedModel]:

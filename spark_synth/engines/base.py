@@ -20,6 +20,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
+from ..errors import InternalError
 from ..privacy import NoisyMeasurement
 from ..queries import MarginalQuery, MomentQuery, Query
 from ..schema import Schema
@@ -197,8 +198,13 @@ class Engine(ABC):
     requires: ClassVar[tuple[tuple[str, str], ...]] = ()
     config_class: ClassVar[type] = NoOptions
 
-    def __init__(self, **options):
-        self.options = engine_config(self.name, self.config_class, options)
+    def __init__(self, config=None, /, **options):
+        """``config``: the engine's typed config, checked when it was made (:func:`~spark_synth.engines.typed_config`),
+        kept as it is; or keyword ``options``, checked here (names and types; ranges by the dataclass)."""
+        if config is not None and (options or not isinstance(config, self.config_class)):
+            raise InternalError(f"{type(self).__name__}(...): give a {self.config_class.__name__} or keyword options, not "
+                                f"{type(config).__name__}{' and options' if options else ''}")
+        self.options = config if config is not None else engine_config(self.name, self.config_class, options)
 
     def fit(self, schema: Schema, oracle: MeasurementOracle, tasks: TaskRunner) -> FittedModel:
         """Measure what the method needs through ``oracle`` and fit a model from the noisy answers: by
