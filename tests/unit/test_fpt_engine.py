@@ -374,6 +374,8 @@ def test_state_round_trip_samples_the_same_rows():
     ({"compress_threshold": -1}, "fpt.compress_threshold"),
     ({"fit_precision": "float16"}, "fpt.fit_precision"),
     ({"cpu_threads": -1}, "fpt.cpu_threads"),
+    ({"target_pair_level": 2}, "fpt.target_pair_level"),
+    ({"target_pair_level": True}, "fpt.target_pair_level"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

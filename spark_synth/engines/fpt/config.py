@@ -30,6 +30,7 @@ class FptConfig:
     compress_threshold: float = 3.0
     refine_dense: bool = False
     target_share: float = 0.2
+    target_pair_level: float = 0.01
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -64,6 +65,10 @@ class FptConfig:
                 and 0 <= self.target_share and (self.one_way_share or ONE_WAY_SHARE) + self.target_share < 1):
             raise ParameterError("fpt.target_share", "a number >= 0 (0: no target pairs) with one_way_share + target_share < 1",
                                  self.target_share)
+        if not (isinstance(self.target_pair_level, (int, float)) and not isinstance(self.target_pair_level, bool)
+                and 0 <= self.target_pair_level <= 1):
+            raise ParameterError("fpt.target_pair_level", "a number in [0, 1] (0: every target pair enters the model)",
+                                 self.target_pair_level)
         if self.fit_precision not in FIT_PRECISIONS:
             raise ParameterError("fpt.fit_precision", f"one of {list(FIT_PRECISIONS)}", self.fit_precision)
         if self.device not in ("auto", "cpu", "cuda"):

@@ -43,6 +43,7 @@ from . import lp
 from .graphical import JunctionTree
 from .model import FptLpModel, FptModel
 from .observations import _lp_target, _observation, _summed_observation, _tensors
+from .target_signal import carries_signal
 from .workload import first_shares
 from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
 from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates
@@ -149,7 +150,11 @@ class FptEngine(Engine):
         axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
         observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
-        observations += [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
+        pairs = [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
+        kept = [carries_signal(ob.values.cpu().numpy(), ob.sigma.cpu().numpy() if torch.is_tensor(ob.sigma) else ob.sigma,
+                               scope.index(target), o.target_pair_level) for scope, ob in zip(pair_scopes, pairs)]
+        observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model
+        modelled = {j for j, (scope, _) in paired_with.items() if kept[pair_scopes.index(scope)]}
         refinements = {j: (groupings[j], shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
                            else within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
                            target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
@@ -208,7 +213,8 @@ class FptEngine(Engine):
         summary = {"width": tree.width, "largest_bag_cells": tree.largest_bag_cells, "rounds": len(self.rounds_),
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_],
                    "columns_without_nulls": [schema.names[j] for j in absent],
-                   "columns_swamped": {schema.names[j]: sizes[j] for j in swamped}}
+                   "columns_swamped": {schema.names[j]: sizes[j] for j in swamped},
+                   "target_pairs_left_out": [schema.names[j] for j in sorted(set(paired_with) - modelled)]}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
                         potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
                         absent=absent)

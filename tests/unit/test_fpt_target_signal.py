@@ -1,0 +1,66 @@
+"""FPT keeps a target pair in its model only when the pair's noisy table shows dependence above its noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from spark_synth.engines import LocalTaskRunner, get_engine
+from spark_synth.engines.fpt.target_signal import association_statistic, carries_signal
+from spark_synth.oracle import oracle_over_frame
+from spark_synth.privacy import PrivacyBudget, PrivacyFilter
+from spark_synth.schema import schema_from_dict
+
+
+def _independent_counts(rows=(5000, 3000, 400, 90), target=(0.88, 0.12)):
+    return np.outer(rows, target)
+
+
+def test_on_pure_noise_over_independent_counts_the_test_keeps_about_its_level():
+    rng = np.random.default_rng(0)
+    truth = _independent_counts()
+    sigma = np.array([[100.0], [100.0], [141.4], [200.0]]) * np.ones((1, 2))  # grouped cells: σ·√(codes summed)
+    kept = [carries_signal(truth + rng.normal(0, sigma), sigma, 1, 0.05) for _ in range(2000)]
+    assert 0.03 < np.mean(kept) < 0.08  # the χ² level holds on noise alone (a mis-scaled statistic keeps far more)
+
+
+def test_a_dependence_larger_than_the_noise_is_kept_and_level_zero_keeps_everything():
+    rng = np.random.default_rng(1)
+    truth = np.array([[4500.0, 500.0], [2900.0, 100.0], [200.0, 200.0], [80.0, 10.0]])  # P(t | code) 0.1, 0.03, 0.5, 0.1
+    kept = [carries_signal(truth + rng.normal(0, 30.0, truth.shape), 30.0, 1, 0.01) for _ in range(200)]
+    assert np.mean(kept) == 1.0
+    assert carries_signal(_independent_counts(), 60.0, 1, 0.0)  # level 0: every pair enters the model
+    assert carries_signal(_independent_counts(), 0.0, 1, 0.01)  # noise-free release: nothing to test against
+
+
+def test_the_statistic_reads_the_target_on_either_axis():
+    rng = np.random.default_rng(2)
+    table = _independent_counts() + rng.normal(0, 50.0, (4, 2))
+    assert association_statistic(table, 50.0, 1) == pytest.approx(association_statistic(table.T, 50.0, 0))
+    assert association_statistic(table, 50.0, 1)[1] == 3
+
+
+def test_a_column_independent_of_the_target_with_small_cells_stays_out_of_the_model():
+    """Low budget: z's table with the target is noise, x's carries the target. Only x's pair is
+    modelled, and z's rare code does not get a target rate from the noise."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    x = rng.integers(0, 4, n)
+    y = np.where(rng.random(n) < np.array([0.05, 0.15, 0.4, 0.7])[x], "yes", "no")
+    z = np.where(rng.random(n) < 0.02, "rare", np.where(rng.random(n) < 0.5, "a", "b"))  # independent of y
+    schema = schema_from_dict({"target": "y", "task": "classification", "columns": [
+        {"name": "x", "type": "categorical", "categories": ["0", "1", "2", "3"], "nullable": False},
+        {"name": "z", "type": "categorical", "categories": ["a", "b", "rare"], "nullable": False},
+        {"name": "y", "type": "categorical", "categories": ["no", "yes"], "nullable": False}]})
+    frame = pd.DataFrame({"x": x.astype(str), "z": z, "y": y})
+    left_out = []
+    for _ in range(3):
+        privacy_filter = PrivacyFilter(PrivacyBudget(0.3, 1e-9))
+        engine = get_engine("fpt", rounds_per_column=1.0, iterations=20, final_iterations=50)
+        model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+        left_out.append(model.fit_summary()["target_pairs_left_out"])
+        assert "marginal[x, y]" in [e.name for e in privacy_filter.report().entries]
+        assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+    assert all("x" not in names for names in left_out)
+    assert sum("z" in names for names in left_out) >= 2
