@@ -34,8 +34,8 @@ def evidence_factors(model, evidence: Evidence) -> tuple[list[tuple[tuple[int, .
             factors.append(((j,), _group_sums(grouping, (q * w)[:, None], model.sizes[j])[:, 0]))
             refinements[j] = (grouping, q * w, None)
             continue
-        if model.target in model.refinements or by_target.shape[1] != model.sizes[model.target]:
-            raise InternalError("an fpt refinement by target must follow an unrefined target column")
+        if by_target.shape[1] != model.sizes[model.target]:
+            raise InternalError("an fpt refinement by target must follow the target's model codes")
         q = _within_groups(grouping, fine[:, None] * by_target, fallback=fine)
         factors.append(((j, model.target), _group_sums(grouping, q * w[:, None], model.sizes[j])))
         refinements[j] = (grouping, np.ones(len(fine)), q * w[:, None])

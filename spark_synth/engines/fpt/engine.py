@@ -46,7 +46,7 @@ from .observations import _lp_target, _observation, _summed_observation, _tensor
 from .target_signal import carries_signal
 from .workload import first_shares
 from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
-from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates
+from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates, target_view
 
 _log = layer("engines")
 
@@ -122,7 +122,8 @@ class FptEngine(Engine):
         paired = []
         if pair_scopes:  # the target pairs first, with their own share, split the same way
             paired = oracle.measure_many(list(zip(target_pairs, split_rho(
-                o.target_share * rho, first_shares([cells(schema, scope) for scope in pair_scopes])))))
+                o.target_share * rho, first_shares([cells(schema, scope, target_view(groupings, target))
+                                                    for scope in pair_scopes])))))
         # a unit of K rows: σ K times a row's, so the rule plans on K-row units (total / K of them)
         one_way_share = _one_way_share(o, first_cells, estimate_total(paired) / oracle.rows_per_unit if paired and not levels
                                        else None, rho)
@@ -134,8 +135,9 @@ class FptEngine(Engine):
                   for j, m in enumerate(released[: len(one_way)])]
         # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
         swamped = swamped_columns(schema, counts, total, target, groupings)
-        if o.refine_dense:
-            groupings = [refine(g, values, total / o.numeric_groups) for g, (values, _) in zip(groupings, counts)]
+        if o.refine_dense:  # a regression target keeps the ranges its pairs were measured in
+            groupings = [g if j == target else refine(g, values, total / o.numeric_groups)
+                         for j, (g, (values, _)) in enumerate(zip(groupings, counts))]
         ranged = {j for j, ranges in swamped.items() if ranges is not None and ranges != groupings[j]}  # sized to the noise
         groupings = [swamped.get(j) or g for j, g in enumerate(groupings)]
         if o.compress_threshold > 0:
@@ -150,7 +152,8 @@ class FptEngine(Engine):
         axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
         observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
         observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
-        pairs = [_summed_observation(scope, m, groupings, device) for scope, m in zip(pair_scopes, paired)]
+        in_pairs = [None if j == target else g for j, g in enumerate(groupings)]  # a pair's target axis is in its groups already
+        pairs = [_summed_observation(scope, m, in_pairs, device) for scope, m in zip(pair_scopes, paired)]
         kept = [carries_signal(ob.values.cpu().numpy(), ob.sigma.cpu().numpy() if torch.is_tensor(ob.sigma) else ob.sigma,
                                scope.index(target), o.target_pair_level) for scope, ob in zip(pair_scopes, pairs)]
         observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model

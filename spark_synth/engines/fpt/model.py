@@ -53,8 +53,10 @@ class _RefinedModel(FittedModel):
 
     def sample_codes(self, n_rows: int, rng: np.random.Generator) -> np.ndarray:
         codes = self.model_codes(n_rows, rng)
+        # refinements follow the target's model code (a regression target's range, before its own refinement)
+        target = None if self.target is None else codes[:, self.target].copy()
         for j, (grouping, fine, by_target) in self.refinements.items():
-            given = None if by_target is None or self.target is None else (by_target, codes[:, self.target])
+            given = None if by_target is None or target is None else (by_target, target)
             codes[:, j] = _refine(codes[:, j], grouping, fine, rng, given)
         return codes
 

@@ -56,8 +56,9 @@ def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
     target = _target_index(schema, groupings) if o.target_share > 0 else None
     pair_scopes = [] if target is None else [
         tuple(sorted((j, target))) for j in range(len(schema))
-        if j != target and schema.columns[j].size * schema.columns[target].size <= o.max_marginal_cells]
-    target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope)) for scope in pair_scopes]
+        if j != target and cells(schema, (j, target), target_view(groupings, target)) <= o.max_marginal_cells]
+    target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope),
+                                  groupings=tuple(target_view(groupings, target)[j] for j in scope)) for scope in pair_scopes]
     scan = (one_way + [c.query for c in levels] + target_pairs
             + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
     return _Workload(groupings, crosses, weights, levels, candidates, one_way, target, pair_scopes, target_pairs, scan)
@@ -131,8 +132,14 @@ def _checked_crosses(schema: Schema, crosses: list | None) -> list[str]:
 
 
 def _target_index(schema: Schema, groupings) -> int | None:
-    """The schema's target column when the model keeps its codes (categorical or few ordered values)."""
+    """The schema's target column: categorical, or ordered (a regression target: the model holds it
+    in its public ranges, which the first pass then keeps as they are)."""
     if schema.target is None or schema.target not in schema.names:
         return None
-    t = schema.names.index(schema.target)
-    return t if groupings[t] is None else None
+    return schema.names.index(schema.target)
+
+
+def target_view(groupings, target: int) -> list:
+    """The groupings of a target pair's axes: every column at full resolution, the target in its
+    model groups (its public ranges; None for a categorical target)."""
+    return [groupings[target] if j == target else None for j in range(len(groupings))]
