@@ -183,6 +183,27 @@ def test_fpt_conditions_exactly_with_evidence_on_refined_and_plain_columns(lp):
     assert _tvd(_histogram(rows, model.code_sizes), weighted / weighted.sum()) < 0.01
 
 
+def test_fpt_conditions_exactly_when_the_target_itself_is_refined():
+    """A regression target: the model holds it in ranges (refined after sampling too), and another
+    column's codes are refined given the target's range, not its refined value."""
+    rng = np.random.default_rng(4)
+    sizes, code_sizes = [3, 2, 2, 2], [3, 5, 4, 4]
+    by_target = rng.random((5, 2))
+    refinements = {2: (np.array([0, 0, 1, 1]), np.array([0.3, 0.7, 0.6, 0.4]), None),  # the target refined first
+                   1: (np.array([0, 0, 0, 1, 1]), rng.random(5), by_target),
+                   3: (np.array([0, 1, 1, 1]), np.array([0.5, 0.2, 0.0, 0.3]), None)}
+    potentials = {(0, 1): rng.normal(size=(3, 2)), (1, 2): rng.normal(size=(2, 2)), (2, 3): rng.normal(size=(2, 2))}
+    model = FptModel(code_sizes, sizes, potentials, 1000, refinements, target=2)
+    evidence = Evidence({1: np.array([1, 0, 0.5, 1, 0]), 2: np.array([1.0, 0.0, 1.0, 0.5])})
+    joint = _fpt_joint(model)
+    weighted = joint * np.einsum("i,j,k,l->ijkl", np.ones(3), evidence.get(1), evidence.get(2), np.ones(4))
+    conditioned, probability = model.conditioned(evidence)
+    assert probability == pytest.approx(weighted.sum(), rel=1e-9)
+    assert np.allclose(_fpt_joint(conditioned), weighted / weighted.sum(), atol=1e-12)
+    rows = model.sample_codes(200_000, np.random.default_rng(1))  # the sampler refines given the target's range
+    assert _tvd(_histogram(rows, model.code_sizes), joint) < 0.01
+
+
 def test_independent_conditions_each_column_and_multiplies_the_probabilities():
     model = IndependentModel([np.array([0.2, 0.8]), np.array([0.5, 0.25, 0.25])], 100)
     conditioned, probability = model.conditioned(Evidence({1: np.array([0, 1, 0.5])}))

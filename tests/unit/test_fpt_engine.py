@@ -283,6 +283,27 @@ def test_target_pairs_let_the_target_follow_fine_codes_inside_a_range(target_pai
     assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
 
 
+def test_a_regression_target_is_paired_in_its_public_ranges_and_columns_follow_its_range():
+    rng = np.random.default_rng(7)
+    n = 8000
+    x = rng.integers(0, 320, n)  # 16 public ranges of 20 values
+    low = x % 20 < 10  # inside every range of x, the target's range flips
+    y = np.where(low, 20.0, 120.0) + rng.uniform(0, 10, n)  # two of the target's 16 ranges of 10
+    schema = schema_from_dict({"target": "y", "task": "regression", "columns": [
+        {"name": "x", "type": "integer", "min": 0, "max": 319, "nullable": False},
+        {"name": "y", "type": "continuous", "min": 0, "max": 160, "nullable": False}]})
+    frame = pd.DataFrame({"x": x, "y": y})
+    for target_share, agrees in ((0.1, lambda a: a > 0.8), (0.0, lambda a: a < 0.6)):
+        privacy_filter = PrivacyFilter(PrivacyBudget(2.0, 1e-9))
+        engine = get_engine("fpt", rounds_per_column=1.0, iterations=20, final_iterations=50, target_share=target_share)
+        model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+        assert ("marginal[x, y/16]" in [e.name for e in privacy_filter.report().entries]) == (target_share > 0)  # y in its ranges
+        synthetic = _sample(model, schema, 20_000)
+        agree = ((synthetic["x"].astype(int) % 20 < 10) == (synthetic["y"].astype(float) < 80)).mean()
+        assert agrees(agree), (target_share, agree)  # without the pairs x is uniform inside its range: 0.5
+        assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+
+
 def test_first_pass_split_minimises_the_summed_l1_error_of_the_histograms():
     cells_per_histogram = [2, 17, 916]
     shares = np.array(first_shares(cells_per_histogram))

@@ -3,9 +3,10 @@
 PMW mode (``mode="pmw"``), an adaptive select–measure–refit loop on the measurement oracle:
 
 SELECT   all 1-way histograms (share ``one_way_share`` of ρ) and, when the schema names a
-         categorical target, every column's 2-way table with the target at full resolution
-         (``target_share``: they let sampled ranges and merged codes be refined given the target,
-         as a classifier trained on the output needs); then each round privately picks the
+         target, every column's 2-way table with the target (a regression target in its public
+         ranges) at full resolution (``target_share``: they let sampled ranges and merged codes be
+         refined given the target, as a model trained on the output needs; only those whose
+         table shows the target's dependence above its noise enter the fit); then each round privately picks the
          candidate marginal the current model answers worst (exponential mechanism on the weighted
          L1 error minus its expected noise, AIM's score; sensitivity max weight), among candidates
          whose addition keeps the junction tree's largest bag within a public cell cap;
