@@ -7,8 +7,8 @@ TSTR, the better peer's value of each (lowest TVD, highest TSTR over the peers' 
 runs averaged first), and whether the cell meets issue 50's bar — TVD at or below the better
 peer's, TSTR at or above it within one standard error of our mean. Never runs anything, never asserts.
 
-    python benchmarks/yardstick.py --engine fpt --runs /tmp/fpt03.json /tmp/fpt1.json ... \\
-        --quote diabetes_readmission:MST:1:0.0415:0.0676:0.308
+    python benchmarks/yardstick.py --engine fpt --ours /tmp/fpt03.json /tmp/fpt1.json ... \\
+        --peers /tmp/aim.json /tmp/mst.json --quote diabetes_readmission:MST:1:0.0415:0.0676:0.308
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ METRICS = ("tvd_2way", "tvd_3way", "tstr_best")
 PEERS = ("AIM", "MST")
 
 
-def records(paths: list[Path]) -> list[dict]:
-    """Every successful measured record in the files (quoted rows of the files are skipped: the
-    README is read once, below)."""
+def records(paths: list[Path], keep) -> list[dict]:
+    """Every successful measured record in the files whose synthesizer ``keep`` accepts (quoted rows
+    of the files are skipped: the README is read once, below)."""
     out = []
     for path in paths:
         for record in json.loads(Path(path).read_text(encoding="utf-8")):
-            if record.get("status") == "ok" and record.get("source", "measured") == "measured":
+            if record.get("status") == "ok" and record.get("source", "measured") == "measured" and keep(record["synthesizer"]):
                 out.append(record)
     return out
 
@@ -102,11 +102,13 @@ def verdict(cell: dict) -> tuple[str, bool | None]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", default="fpt", help="our engine's name in the records (default fpt)")
-    parser.add_argument("--runs", nargs="+", type=Path, required=True, help="quality.py --json files (ours and peers)")
+    parser.add_argument("--ours", nargs="+", type=Path, required=True, help="quality.py --json files: our engine's runs are read from these")
+    parser.add_argument("--peers", nargs="*", type=Path, default=[], help="quality.py --json files: AIM's and MST's runs are read from these")
     parser.add_argument("--quote", action="append", default=[], help="DATASET:PEER:EPS:TVD2:TVD3:TSTR, a peer row measured elsewhere")
     parser.add_argument("--no-readme", action="store_true", help="leave out the peers' ε = 1 rows of ../shared/bench/README.md")
     args = parser.parse_args(argv)
-    rows = records(args.runs) + ([] if args.no_readme else readme_rows()) + [quoted(q) for q in args.quote]
+    rows = (records(args.ours, lambda who: who == args.engine) + records(args.peers, lambda who: who in PEERS)
+            + ([] if args.no_readme else readme_rows()) + [quoted(q) for q in args.quote])
     table = cells(rows, args.engine)
     print(f"| dataset | ε | runs | {args.engine}: 2-way / 3-way / TSTR (mean ± SE) | better of AIM and MST | | bar met |")
     print("|---|---|---|---|---|---|---|")
