@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from spark_synth.engines import LocalTaskRunner, get_engine
-from spark_synth.engines.fpt.target_signal import association_statistic, carries_signal
+from spark_synth.engines.fpt.target_signal import MIN_POWER, association_statistic, carries_signal, detectable_shift_power
 from spark_synth.oracle import oracle_over_frame
 from spark_synth.privacy import PrivacyBudget, PrivacyFilter
 from spark_synth.schema import schema_from_dict
@@ -32,6 +32,19 @@ def test_a_dependence_larger_than_the_noise_is_kept_and_level_zero_keeps_everyth
     assert np.mean(kept) == 1.0
     assert carries_signal(_independent_counts(), 60.0, 1, 0.0)  # level 0: every pair enters the model
     assert carries_signal(_independent_counts(), 0.0, 1, 0.01)  # noise-free release: nothing to test against
+
+
+def test_a_pair_the_test_could_not_have_judged_is_kept():
+    """Few rows per code against the noise (a small table): failing the test says nothing, so the
+    pair stays; the same shares over 100 times the rows fail it with power, and are left out."""
+    rng = np.random.default_rng(5)
+    small = np.outer([270, 270, 60, 400], [0.7, 0.3]) + rng.normal(0, 75.0, (4, 2))
+    assert detectable_shift_power(small, 75.0, 1, 0.01) < MIN_POWER
+    assert carries_signal(small, 75.0, 1, 0.01)
+    large = np.outer([27_000, 27_000, 6000, 40_000], [0.7, 0.3])
+    assert detectable_shift_power(large, 75.0, 1, 0.01) > 0.999
+    kept = [carries_signal(large + rng.normal(0, 75.0, (4, 2)), 75.0, 1, 0.01) for _ in range(300)]
+    assert np.mean(kept) < 0.04  # about the level
 
 
 def test_the_statistic_reads_the_target_on_either_axis():
