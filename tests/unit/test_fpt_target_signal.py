@@ -41,6 +41,7 @@ def test_a_pair_the_test_could_not_have_judged_is_kept():
     small = np.outer([270, 270, 60, 400], [0.7, 0.3]) + rng.normal(0, 75.0, (4, 2))
     assert detectable_shift_power(small, 75.0, 1, 0.01) < MIN_POWER
     assert carries_signal(small, 75.0, 1, 0.01)
+    assert not carries_signal(np.outer([270, 270, 60, 400], [0.7, 0.3]), 75.0, 1, 0.01, power_rule=False)  # a regression target's ranges
     large = np.outer([27_000, 27_000, 6000, 40_000], [0.7, 0.3])
     assert detectable_shift_power(large, 75.0, 1, 0.01) > 0.999
     kept = [carries_signal(large + rng.normal(0, 75.0, (4, 2)), 75.0, 1, 0.01) for _ in range(300)]

@@ -156,7 +156,8 @@ class FptEngine(Engine):
         in_pairs = [None if j == target else g for j, g in enumerate(groupings)]  # a pair's target axis is in its groups already
         pairs = [_summed_observation(scope, m, in_pairs, device) for scope, m in zip(pair_scopes, paired)]
         kept = [carries_signal(ob.values.cpu().numpy(), ob.sigma.cpu().numpy() if torch.is_tensor(ob.sigma) else ob.sigma,
-                               scope.index(target), o.target_pair_level) for scope, ob in zip(pair_scopes, pairs)]
+                               scope.index(target), o.target_pair_level, power_rule=groupings[target] is None)
+                for scope, ob in zip(pair_scopes, pairs)]
         observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model
         modelled = {j for j, (scope, _) in paired_with.items() if kept[pair_scopes.index(scope)]}
         refinements = {j: (groupings[j], shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
