@@ -7,10 +7,10 @@ guidance (benchmarks/RESULTS.md: "FPT at scale", and issue 50's yardstick of eve
 
 * ``fpt`` when PyTorch is installed and the table has at most :data:`MAX_FPT_COLUMNS` columns — on
   issue 50's yardstick (seven shared tables at ε = 0.3, 1 and 3) its 2-/3-way TVD is at or below the
-  better of AIM and MST in 20 of the 21 cells (not mushroom's 3-way at ε = 1); of our engines it has the best TSTR (R² too) in all but two
-  cells (california_housing and german_credit at ε = 0.3, where SPLICE's or ``independent``'s is
-  higher, with a higher TVD on california_housing) and the lowest 2-/3-way TVD on every table but
-  german_credit (800 rows: ``independent``'s is lower there, its TSTR lower at ε = 1 and 3); and it ran on 108- and 300-column
+  better of AIM and MST in 20 of the 21 cells (not mushroom's 3-way at ε = 1); of our engines it has
+  the best TSTR (R² too) in all but one cell (california_housing at ε = 0.3, where SPLICE's R² is
+  0.01 higher at a much higher TVD) and the lowest 2-/3-way TVD on every table but german_credit
+  (800 rows: ``independent``'s is lower there, its TSTR lower); and it ran on 108- and 300-column
   tables;
 * ``dgm`` above that: FPT fitted on partitions of at most :data:`MAX_FPT_COLUMNS` columns, joined by
   the DP validator (not measured at that width: say so; at 300 columns DGM's 2-way TVD was 0.088
