@@ -122,9 +122,9 @@ class FptEngine(Engine):
         first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
         paired = []
         if pair_scopes:  # the target pairs first, with their own share, split the same way
+            view = target_view(groupings, target)
             paired = oracle.measure_many(list(zip(target_pairs, split_rho(
-                o.target_share * rho, first_shares([cells(schema, scope, target_view(groupings, target))
-                                                    for scope in pair_scopes])))))
+                o.target_share * rho, first_shares([cells(schema, scope, view) for scope in pair_scopes])))))
         # a unit of K rows: σ K times a row's, so the rule plans on K-row units (total / K of them)
         one_way_share = _one_way_share(o, first_cells, estimate_total(paired) / oracle.rows_per_unit if paired and not levels
                                        else None, rho)
@@ -159,7 +159,7 @@ class FptEngine(Engine):
                                scope.index(target), o.target_pair_level, power_rule=groupings[target] is None)
                 for scope, ob in zip(pair_scopes, pairs)]
         observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model
-        modelled = {j for j, (scope, _) in paired_with.items() if kept[pair_scopes.index(scope)]}
+        left_out = sorted(j for scope, keep in zip(pair_scopes, kept) if not keep for j in scope if j != target)
         refinements = {j: (groupings[j], shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
                            else within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
                            target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
@@ -219,7 +219,7 @@ class FptEngine(Engine):
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_],
                    "columns_without_nulls": [schema.names[j] for j in absent],
                    "columns_swamped": {schema.names[j]: sizes[j] for j in swamped},
-                   "target_pairs_left_out": [schema.names[j] for j in sorted(set(paired_with) - modelled)]}
+                   "target_pairs_left_out": [schema.names[j] for j in left_out]}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
                         potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
                         absent=absent)

@@ -22,6 +22,15 @@ ALTERNATIONS = 25
 MIN_POWER, EFFECT = 0.8, 0.1
 
 
+def _oriented(values, sigma, target_axis: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(table, per-cell noise variance, (r − 1)(c − 1)), the target on the second axis."""
+    table = np.asarray(values, dtype=np.float64)
+    variance = np.broadcast_to(np.asarray(sigma, dtype=np.float64), table.shape) ** 2
+    if target_axis == 0:
+        table, variance = table.T, variance.T
+    return table, variance, max((table.shape[0] - 1) * (table.shape[1] - 1), 1)
+
+
 def association_statistic(values: np.ndarray, sigma, target_axis: int) -> tuple[float, int]:
     """(χ² statistic, degrees of freedom (r − 1)(c − 1)) of the noisy 2-way table ``values`` against
     independence: the table's rank-1 fit R·pᵀ (a count per code times the target's distribution),
@@ -30,11 +39,7 @@ def association_statistic(values: np.ndarray, sigma, target_axis: int) -> tuple[
     or not the cells' scales differ (an unweighted fit, or p from the target sums alone, is not:
     the largest codes' rows then carry p's error). ``sigma``: a number or
     a table of per-cell noise scales."""
-    table = np.asarray(values, dtype=np.float64)
-    variance = np.broadcast_to(np.asarray(sigma, dtype=np.float64), table.shape) ** 2
-    if target_axis == 0:
-        table, variance = table.T, variance.T
-    dof = max((table.shape[0] - 1) * (table.shape[1] - 1), 1)
+    table, variance, dof = _oriented(values, sigma, target_axis)
     shares = table.sum(axis=0)
     if not np.any(shares > 0):
         return 0.0, dof
@@ -49,11 +54,7 @@ def detectable_shift_power(values: np.ndarray, sigma, target_axis: int, level: f
     """The test's power against a dependence of size ``shift``: every code's target shares moved by
     ``shift`` (one target code up, one down), from the table's noisy code counts and its cells'
     noise — noncentral χ² with noncentrality Σ_codes 2·(rows·shift)² / σ²."""
-    table = np.asarray(values, dtype=np.float64)
-    variance = np.broadcast_to(np.asarray(sigma, dtype=np.float64), table.shape) ** 2
-    if target_axis == 0:
-        table, variance = table.T, variance.T
-    dof = max((table.shape[0] - 1) * (table.shape[1] - 1), 1)
+    table, variance, dof = _oriented(values, sigma, target_axis)
     rows = np.clip(table.sum(axis=1), 0.0, None)
     noncentrality = float((2.0 * (rows * shift) ** 2 / variance.mean(axis=1)).sum())
     return float(ncx2.sf(chi2.ppf(1.0 - level, dof), dof, noncentrality))

@@ -54,11 +54,12 @@ def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
     levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
     one_way = one_way_queries(schema)
     target = _target_index(schema, groupings) if o.target_share > 0 else None
+    view = None if target is None else target_view(groupings, target)
     pair_scopes = [] if target is None else [
         tuple(sorted((j, target))) for j in range(len(schema))
-        if j != target and cells(schema, (j, target), target_view(groupings, target)) <= o.max_marginal_cells]
-    target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope),
-                                  groupings=tuple(target_view(groupings, target)[j] for j in scope)) for scope in pair_scopes]
+        if j != target and cells(schema, (j, target), view) <= o.max_marginal_cells]
+    target_pairs = [MarginalQuery(tuple(schema.names[j] for j in scope), groupings=tuple(view[j] for j in scope))
+                    for scope in pair_scopes]
     scan = (one_way + [c.query for c in levels] + target_pairs
             + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
     return _Workload(groupings, crosses, weights, levels, candidates, one_way, target, pair_scopes, target_pairs, scan)
