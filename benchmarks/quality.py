@@ -2,7 +2,7 @@
 
     python benchmarks/quality.py [--datasets adult ...] [--engines independent,splice,fpt,dgm]
         [--epsilons 0.3 1 3] [--runs 2] [--delta 1e-9] [--engine-option ENGINE:KEY=VALUE ...]
-        [--out-dir /tmp/spark_synth_quality] [--peers-python PATH [--peers aim,mst]] [--timeout S]
+        [--out-dir /tmp/spark_synth_quality] [--peers-python PATH [--peers aim,mst] [--peer-runs 1 [--peer-first-seed 0]]] [--timeout S]
         [--json OUT]
 
 Defaults: the seven shared datasets, every engine registered in ``spark_synth.engines.ENGINES``,
@@ -18,7 +18,8 @@ JSON stays in ``--out-dir``; an earlier result there is deleted before its cell 
 Peers: AIM and MST at ε = 1 are quoted from the table in ../shared/bench/README.md (same harness,
 one run each, 2-core machine). With ``--peers-python`` pointing at a Python that has ``mbi`` 2.0.0
 (that README says how to build it), MST (and AIM when ``--peers aim,mst``; ``--max-model-size 20
---time-budget 480``) is run here through the harness at every requested ε, one run each (seed 0).
+--time-budget 480``) is run here through the harness at every requested ε, ``--peer-runs`` runs each
+(noise seeds from ``--peer-first-seed``: by default one run, seed 0, as the README's).
 ``--peers mst_published`` (or ``aim,mst,mst_published``) adds that MST at its published noise scale
 (``benchmarks/mst_as_published.py``: the shared port spends 2d/3 · ρ), and the ε = 1 comparison then
 also shows each engine against the better of AIM and it.
@@ -231,7 +232,8 @@ def peer_plan(args) -> tuple[list[str], list[str]]:
     quoted = [p for p in ("aim", "mst") if p not in measured]
     if measured:
         print(f"peers run here through the harness with {args.peers_python}: "
-              f"{', '.join(PEER_NAMES[p] for p in measured)} at ε {args.epsilons}, one run each")
+              f"{', '.join(PEER_NAMES[p] for p in measured)} at ε {args.epsilons}, {args.peer_runs} run(s) each "
+              f"(seeds {args.peer_first_seed}..{args.peer_first_seed + args.peer_runs - 1})")
     if quoted:
         print(f"peers quoted from {PEERS_README} (ε = 1, one run each, same harness): "
               f"{', '.join(PEER_NAMES[p] for p in quoted)}" + (f" ({problem})" if problem else ""))
@@ -239,7 +241,7 @@ def peer_plan(args) -> tuple[list[str], list[str]]:
 
 
 def run_dataset(dataset: str, engines: list[str], options: dict, measured_peers: list[str], args) -> list[dict]:
-    """Every engine and measured peer at every ε on DATASET (engines ``--runs`` times, peers once)."""
+    """Every engine and measured peer at every ε on DATASET (engines ``--runs`` times, peers ``--peer-runs`` times)."""
     records = []
     for epsilon in args.epsilons:
         for engine in engines:
@@ -247,7 +249,8 @@ def run_dataset(dataset: str, engines: list[str], options: dict, measured_peers:
                 template = spark_synth_template(engine, options[engine], seed=run)
                 records.append(measure(dataset, engine, template, epsilon, run, args))
         for peer in measured_peers:
-            records.append(measure(dataset, PEER_NAMES[peer], peer_template(args.peers_python, peer), epsilon, 0, args))
+            for run in range(args.peer_first_seed, args.peer_first_seed + args.peer_runs):
+                records.append(measure(dataset, PEER_NAMES[peer], peer_template(args.peers_python, peer, seed=run), epsilon, run, args))
     return records
 
 
@@ -258,6 +261,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--engines", default=None, help="comma-separated (default: every registered engine)")
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.3, 1.0, 3.0])
     parser.add_argument("--runs", type=int, default=2, help="runs per engine and ε, sampling seeds 0, 1, …")
+    parser.add_argument("--peer-runs", type=int, default=1, help="runs per measured peer and ε, noise seeds --peer-first-seed, +1, …")
+    parser.add_argument("--peer-first-seed", type=int, default=0, help="the first peer run's seed (default 0, the README's)")
     parser.add_argument("--delta", type=float, default=1e-9)
     parser.add_argument("--engine-option", action="append", default=[], metavar="ENGINE:KEY=VALUE")
     parser.add_argument("--out-dir", default="/tmp/spark_synth_quality", help="per-run harness JSON results")
