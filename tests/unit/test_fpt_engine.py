@@ -12,7 +12,7 @@ import pytest
 from spark_synth.engines import LocalTaskRunner, get_engine
 from spark_synth.engines.fpt import FptModel
 from spark_synth.engines.fpt.config import FptConfig
-from spark_synth.engines.fpt.code_shares import within_group_shares
+from spark_synth.engines.fpt.code_shares import within_group_shares, without_noise_null
 from spark_synth.engines.fpt.engine import _one_way_share
 from spark_synth.engines.fpt.compression import compress, refine
 from spark_synth.engines.fpt.workload import candidates_and_weights, first_shares
@@ -230,6 +230,33 @@ def test_a_column_without_nulls_gets_no_mass_on_its_null_code_from_the_noise():
     assert abs((codes[:, 3] == schema.columns[3].null_code).mean() - 0.3) < 0.03
 
 
+def test_a_null_merged_with_weak_codes_gets_no_share_from_the_noise():
+    shares, grouping = np.array([0.7, 0.2, 0.06, 0.04]), (0, 1, 2, 2)  # codes a, b, c; null (code 3) merged with c
+    counts = np.array([700.0, 200.0, 12.0, 9.0])
+    assert without_noise_null(shares, grouping, 3, counts, sigma=10.0).tolist() == [0.7, 0.2, 0.06, 0.0]  # 9 < 2σ
+    assert without_noise_null(shares, grouping, 3, counts, sigma=4.0) is shares  # 9 > 2σ: the null is real
+    assert without_noise_null(shares, grouping, None, counts, sigma=10.0) is shares  # not nullable
+    empty = np.array([0.7, 0.3, 0.0, 0.04])  # nothing else in the group has a share: its other codes get even ones
+    spread = without_noise_null(empty, grouping, 3, counts, sigma=10.0)
+    assert spread[3] == 0.0 and spread[2] > 0 and spread[:2].tolist() == [0.7, 0.3]
+    assert without_noise_null(shares, (0, 1, 2, 3), 3, counts, sigma=10.0) is shares  # a group of its own: absent_nulls' case
+
+
+def test_columns_without_nulls_get_none_where_compression_merges_the_null_with_rare_codes():
+    # german_credit-like: 800 rows, ε = 0.3, a rare code per column that compression merges with the
+    # null code; before the fix the merged group's rows went to the null code in proportion to the noise
+    rng = np.random.default_rng(3)
+    n, names = 800, ["p", "q", "r", "s"]
+    frame = pd.DataFrame({name: rng.choice(["a", "b", "c"], n, p=[0.85, 0.14, 0.01]) for name in names})
+    schema = schema_from_dict({"columns": [{"name": name, "type": "categorical", "categories": ["a", "b", "c"]} for name in names]})
+    model = get_engine("fpt", rounds_per_column=1.0, iterations=20, final_iterations=50).fit(
+        schema, oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(0.3, 1e-9))), LocalTaskRunner())
+    codes = model.sample_codes(20_000, np.random.default_rng(0))
+    with_nulls = [name for j, name in enumerate(names) if (codes[:, j] == schema.columns[j].null_code).mean() > 0]
+    # a null count passes the 2σ floor by noise with probability 0.023 per column: two of four, 0.003
+    assert len(with_nulls) <= 1, with_nulls
+
+
 def test_compressed_model_has_small_domains_refines_back_and_scans_once():
     rng = np.random.default_rng(5)
     n = 4000
@@ -397,6 +424,7 @@ def test_state_round_trip_samples_the_same_rows():
     ({"cpu_threads": -1}, "fpt.cpu_threads"),
     ({"target_pair_level": 2}, "fpt.target_pair_level"),
     ({"target_pair_level": True}, "fpt.target_pair_level"),
+    ({"target_split": "cells"}, "fpt.target_split"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

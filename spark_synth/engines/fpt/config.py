@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ...errors import ParameterError
 
 MODES = ("pmw", "lp")
+TARGET_SPLITS = ("full", "model", "even")
 #: The junction tree's calibration inside the fit (θ, the loss and the released model stay float64).
 FIT_PRECISIONS = ("float32", "float64")
 #: ρ share of the 1-way pass when ``one_way_share`` is None (null): at most (and without target pairs) / at least.
@@ -31,6 +32,7 @@ class FptConfig:
     refine_dense: bool = False
     target_share: float = 0.2
     target_pair_level: float = 0.01
+    target_split: str = "model"
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -69,6 +71,8 @@ class FptConfig:
                 and 0 <= self.target_pair_level <= 1):
             raise ParameterError("fpt.target_pair_level", "a number in [0, 1] (0: every target pair enters the model)",
                                  self.target_pair_level)
+        if self.target_split not in TARGET_SPLITS:
+            raise ParameterError("fpt.target_split", f"one of {list(TARGET_SPLITS)}", self.target_split)
         if self.fit_precision not in FIT_PRECISIONS:
             raise ParameterError("fpt.fit_precision", f"one of {list(FIT_PRECISIONS)}", self.fit_precision)
         if self.device not in ("auto", "cpu", "cuda"):

@@ -35,7 +35,7 @@ from ..base import Engine, MeasurementOracle
 from ..groupings import cells, ordered_codes
 from ..postprocess import estimate_total, probabilities_from_counts
 from ..torch_threads import fit_device, torch_threads
-from .code_shares import (absent_nulls, pooled_counts, shrunk_shares, swamped_columns, target_ratios,
+from .code_shares import (absent_nulls, pooled_counts, shrunk_shares, swamped_columns, target_ratios, without_noise_null,
                           within_group_shares, without)
 from .compression import compress, refine
 from .config import ONE_WAY_SHARE, ONE_WAY_SHARE_MIN, FptConfig
@@ -123,8 +123,9 @@ class FptEngine(Engine):
         paired = []
         if pair_scopes:  # the target pairs first, with their own share, split the same way
             view = target_view(groupings, target)
-            paired = oracle.measure_many(list(zip(target_pairs, split_rho(
-                o.target_share * rho, first_shares([cells(schema, scope, view) for scope in pair_scopes])))))
+            split_view = {"full": view, "model": target_view(groupings, target, groupings)}.get(o.target_split)
+            pair_weights = [1.0] * len(pair_scopes) if split_view is None else first_shares([cells(schema, scope, split_view) for scope in pair_scopes])
+            paired = oracle.measure_many(list(zip(target_pairs, split_rho(o.target_share * rho, pair_weights))))
         # a unit of K rows: σ K times a row's, so the rule plans on K-row units (total / K of them)
         one_way_share = _one_way_share(o, first_cells, estimate_total(paired) / oracle.rows_per_unit if paired and not levels
                                        else None, rho)
@@ -160,8 +161,10 @@ class FptEngine(Engine):
                 for scope, ob in zip(pair_scopes, pairs)]
         observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model
         left_out = sorted(j for scope, keep in zip(pair_scopes, kept) if not keep for j in scope if j != target)
-        refinements = {j: (groupings[j], shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
-                           else within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
+        refinements = {j: (groupings[j], without_noise_null(
+                               shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
+                               else within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
+                               groupings[j], schema.columns[j].null_code, values, sigma),
                            target_ratios(*paired_with[j], target, total, groupings[j]) if j in paired_with else None)
                        for j, (values, sigma) in enumerate(counts) if groupings[j] is not None}
         rounds = max(1, round(o.rounds_per_column * len(schema)))

@@ -140,7 +140,7 @@ def _target_index(schema: Schema, groupings) -> int | None:
     return schema.names.index(schema.target)
 
 
-def target_view(groupings, target: int) -> list:
+def target_view(groupings, target: int, others=None) -> list:
     """The groupings of a target pair's axes: every column at full resolution, the target in its
     model groups (its public ranges; None for a categorical target)."""
-    return [groupings[target] if j == target else None for j in range(len(groupings))]
+    return [groupings[target] if j == target else (None if others is None else others[j]) for j in range(len(groupings))]
