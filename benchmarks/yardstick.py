@@ -4,7 +4,7 @@ Reads the per-run JSON records that ``quality.py --json`` writes (our engine's r
 adds the peers' ε = 1 rows of ../shared/bench/README.md and any ``--quote`` rows, and prints one
 Markdown row per (dataset, ε): our mean ± standard error over its runs of 2-way TVD, 3-way TVD and
 TSTR, the better peer's value of each (lowest TVD, highest TSTR over the peers' runs, each peer's
-runs averaged first), and whether the cell meets issue 50's bar — TVD at or below the better
+runs averaged first; "k runs" where that peer's mean is over k > 1 runs), and whether the cell meets issue 50's bar — TVD at or below the better
 peer's, TSTR at or above it within one standard error of our mean. Never runs anything, never asserts.
 
     python benchmarks/yardstick.py --engine fpt --ours /tmp/fpt03.json /tmp/fpt1.json ... \\
@@ -72,6 +72,7 @@ def verdict(cell: dict) -> tuple[str, bool | None]:
     """One Markdown row's cells after the dataset and ε, and whether the bar is met (None: no peer or no runs)."""
     ours = cell.get("ours")
     peers = {p: {m: float(np.mean(v)) for m, v in cell[p].items()} for p in PEERS if p in cell}
+    peer_runs = {p: len(cell[p]["tstr_best"]) for p in peers}
     if not ours:
         return " | ".join("–" for _ in range(5)), None
     n = len(ours["tstr_best"])
@@ -83,7 +84,8 @@ def verdict(cell: dict) -> tuple[str, bool | None]:
         if values:
             best[m] = (min(values) if m.startswith("tvd") else max(values))
     ours_text = " / ".join(f"{mean[m]:.4f} ± {se[m]:.4f}" if not math.isnan(se[m]) else f"{mean[m]:.4f}" for m in METRICS)
-    peer_text = " / ".join(f"{best[m][0]:.4f} ({best[m][1]})" if m in best else "–" for m in METRICS)
+    peer_text = " / ".join(f"{best[m][0]:.4f} ({best[m][1]}{'' if peer_runs[best[m][1]] == 1 else f', {peer_runs[best[m][1]]} runs'})"
+                           if m in best else "–" for m in METRICS)
     if len(best) < len(METRICS):
         return f"{n} | {ours_text} | {peer_text} | peers incomplete | –", None
     short = []
