@@ -395,3 +395,17 @@ def test_component_spread_removes_dependence_no_release_calls_for():
     with_prior = SpliceEngine(**options).fit_measurements(SCHEMA, measured)
     assert dependence(without, 0, 3) > 0.05
     assert dependence(with_prior, 0, 3) < 0.6 * dependence(without, 0, 3)
+
+
+def test_pair_budgets_never_ask_more_than_is_left():
+    from fractions import Fraction
+
+    from spark_synth.engines.splice.engine import budgets_within
+
+    left = 0.021228943590336564  # a CI run: 70 pair measurements asked one ulp more than this
+    each = 0.021228943590336568 / 70
+    assert Fraction(each) * 70 > Fraction(left)
+    budgets = budgets_within(each, 70, left)
+    assert len(budgets) == 70 and sum(map(Fraction, budgets)) <= Fraction(left)
+    assert max(budgets) == pytest.approx(each, rel=1e-12)
+    assert budgets_within(0.001, 3, 0.01) == [0.001] * 3  # within the budget: unchanged
