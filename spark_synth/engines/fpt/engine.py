@@ -47,7 +47,7 @@ from .observations import _lp_target, _observation, _summed_observation, _tensor
 from .target_signal import carries_signal
 from .workload import first_shares
 from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
-from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates, target_view
+from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates, target_pair_weights
 
 _log = layer("engines")
 
@@ -122,10 +122,8 @@ class FptEngine(Engine):
         first_cells = [cells(schema, (j,), groupings) for j in range(len(schema))] + [max(c.axes[0]) + 1 for c in levels]
         paired = []
         if pair_scopes:  # the target pairs first, with their own share, split the same way
-            view = target_view(groupings, target)
-            split_view = {"full": view, "model": target_view(groupings, target, groupings)}.get(o.target_split)
-            pair_weights = [1.0] * len(pair_scopes) if split_view is None else first_shares([cells(schema, scope, split_view) for scope in pair_scopes])
-            paired = oracle.measure_many(list(zip(target_pairs, split_rho(o.target_share * rho, pair_weights))))
+            paired = oracle.measure_many(list(zip(target_pairs, split_rho(
+                o.target_share * rho, target_pair_weights(schema, pair_scopes, groupings, target, o.target_split)))))
         # a unit of K rows: σ K times a row's, so the rule plans on K-row units (total / K of them)
         one_way_share = _one_way_share(o, first_cells, estimate_total(paired) / oracle.rows_per_unit if paired and not levels
                                        else None, rho)

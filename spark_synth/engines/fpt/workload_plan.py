@@ -14,7 +14,7 @@ from ...schema import Schema
 from ..groupings import cells, coarse_groupings
 from ..one_way import one_way_queries
 from .config import FptConfig
-from .workload import (Candidate, candidates_and_weights, hierarchy_candidates, marginal_candidates,
+from .workload import (Candidate, candidates_and_weights, first_shares, hierarchy_candidates, marginal_candidates,
                        marginal_workload)
 
 
@@ -140,7 +140,17 @@ def _target_index(schema: Schema, groupings) -> int | None:
     return schema.names.index(schema.target)
 
 
-def target_view(groupings, target: int, others=None) -> list:
+def target_view(groupings, target: int) -> list:
     """The groupings of a target pair's axes: every column at full resolution, the target in its
     model groups (its public ranges; None for a categorical target)."""
-    return [groupings[target] if j == target else (None if others is None else others[j]) for j in range(len(groupings))]
+    return [groupings[target] if j == target else None for j in range(len(groupings))]
+
+
+def target_pair_weights(schema: Schema, pair_scopes: list, groupings, target: int, split: str) -> list[float]:
+    """The target pairs' weights in ``target_share`` (public sizes only): ∝ cells^(2/3) of each pair in
+    the model's groups (``model``: a numeric column's public ranges), or at the resolution it is
+    measured in (``full``), or equal (``even``)."""
+    if split == "even":
+        return [1.0] * len(pair_scopes)
+    view = groupings if split == "model" else target_view(groupings, target)
+    return first_shares([cells(schema, scope, view) for scope in pair_scopes])

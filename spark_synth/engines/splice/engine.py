@@ -26,8 +26,8 @@ FIT     a mixture of ``components`` product distributions, by Adam (cosine sched
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
