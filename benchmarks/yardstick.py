@@ -72,7 +72,6 @@ def verdict(cell: dict) -> tuple[str, bool | None]:
     """One Markdown row's cells after the dataset and ε, and whether the bar is met (None: no peer or no runs)."""
     ours = cell.get("ours")
     peers = {p: {m: float(np.mean(v)) for m, v in cell[p].items()} for p in PEERS if p in cell}
-    peer_runs = {p: len(cell[p]["tstr_best"]) for p in peers}
     if not ours:
         return " | ".join("–" for _ in range(5)), None
     n = len(ours["tstr_best"])
@@ -84,8 +83,9 @@ def verdict(cell: dict) -> tuple[str, bool | None]:
         if values:
             best[m] = (min(values) if m.startswith("tvd") else max(values))
     ours_text = " / ".join(f"{mean[m]:.4f} ± {se[m]:.4f}" if not math.isnan(se[m]) else f"{mean[m]:.4f}" for m in METRICS)
-    peer_text = " / ".join(f"{best[m][0]:.4f} ({best[m][1]}{'' if peer_runs[best[m][1]] == 1 else f', {peer_runs[best[m][1]]} runs'})"
-                           if m in best else "–" for m in METRICS)
+    runs = {m: len(cell[best[m][1]][m]) for m in best}  # the better peer's runs behind each value
+    peer_text = " / ".join(f"{best[m][0]:.4f} ({best[m][1]}{f', {runs[m]} runs' if runs[m] > 1 else ''})" if m in best else "–"
+                           for m in METRICS)
     if len(best) < len(METRICS):
         return f"{n} | {ours_text} | {peer_text} | peers incomplete | –", None
     short = []

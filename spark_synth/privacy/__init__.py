@@ -3,7 +3,7 @@ Never imports pyspark."""
 
 from .budget import NEIGHBOURING_RELATION, PrivacyBudget
 from .conversions import epsilon_from_rho, rho_from_epsilon
-from .filter import PrivacyFilter, split_rho
+from .filter import PrivacyFilter, rho_difference, split_rho
 from .mechanisms import NoisyMeasurement, release_query, select_index
 from .noise import gaussian_sigma
 from .report import MEASUREMENT, NOT_COVERED, SELECTION, PrivacyReport, ReportEntry
@@ -14,6 +14,7 @@ __all__ = [
     "epsilon_from_rho",
     "rho_from_epsilon",
     "PrivacyFilter",
+    "rho_difference",
     "split_rho",
     "gaussian_sigma",
     "NoisyMeasurement",

@@ -47,6 +47,18 @@ def _exact_sum(values) -> Fraction:
     return sum(map(Fraction, values), Fraction(0))
 
 
+def _float_at_most(value: Fraction) -> float:
+    """The float nearest ``value`` from below (float() rounds to nearest, which can be an ulp above)."""
+    out = float(value)
+    return math.nextafter(out, 0.0) if Fraction(out) > value else out
+
+
+def rho_difference(total: float, part: float) -> float:
+    """``total`` − ``part`` rounded down, so that it and ``part`` together never ask more than ``total``
+    (a float subtraction can round an ulp up, and the exact budget check then refuses the last request)."""
+    return max(0.0, _float_at_most(Fraction(total) - Fraction(part)))
+
+
 class PrivacyFilter:
     """Charges calls against a fixed ρ; children hold reserved shares of it. ``unit`` is the
     neighbouring relation the ρ is stated for (default: one row); the mechanisms scale every
@@ -68,11 +80,7 @@ class PrivacyFilter:
         """What is left, rounded down so that a call asking for exactly this much — or for parts of
         it that ``split_rho`` splits off — passes :meth:`check` (a rounded total − spent can be an
         ulp too large, and a last round spending "what is left" then failed)."""
-        left = Fraction(self.rho_total) - self._spent
-        out = float(left)
-        if Fraction(out) > left:
-            out = math.nextafter(out, 0.0)
-        return max(0.0, out)
+        return max(0.0, _float_at_most(Fraction(self.rho_total) - self._spent))
 
     def check(self, rho: float, what: str) -> float:
         """Refuse (charging nothing) a ρ that is invalid or does not fit what is left; returns it as a float."""

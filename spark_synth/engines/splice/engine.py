@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
 
 from ...errors import InternalError, ParameterError
 from ...logs import layer
-from ...privacy import NoisyMeasurement, gaussian_sigma, split_rho
+from ...privacy import NoisyMeasurement, gaussian_sigma, rho_difference, split_rho
 from ...queries import MarginalQuery, MomentQuery
 from ...schema import Schema
 from ...schema.embedding import Embedding
@@ -160,7 +159,7 @@ class SpliceEngine(Engine):
             del answers[i], expected_noise[i]
         _log.info("%s", anchors_line([q.name for q in chosen]))
         _log.debug("splice: pair anchors, all: %s", ", ".join(q.name for q in chosen))
-        return oracle.measure_many(list(zip(chosen, budgets_within(measure_rho, len(chosen), oracle.rho_remaining))))
+        return oracle.measure_many([(q, measure_rho) for q in chosen])
 
     def pair_share_for(self, schema: Schema) -> float:
         """The pair anchors' planned share of ρ: ``pair_share``, or when null ``PAIR_SHARE`` (less what
@@ -180,7 +179,7 @@ class SpliceEngine(Engine):
         if o.pair_share is None and rho_pairs > 0 and rows > 0:
             need = 0.5 * (MOMENT_SNR_KEEP * o.min_moment_snr * rows_per_unit * moments.l2_sensitivity / rows) ** 2  # σ = Δ/√(2ρ)
             rho_pairs = max(0.0, min(rho_pairs, rho_rest - need))
-        return rho_rest - rho_pairs, rho_pairs
+        return rho_difference(rho_rest, rho_pairs), rho_pairs
 
     def pair_rounds(self, schema: Schema) -> int:
         """How many pair anchors to measure at most (public: options and column count); 0 spends no ρ on pairs."""
@@ -265,15 +264,9 @@ class SpliceEngine(Engine):
         return model.record_loss_curves({"match_loss" if i == 0 else f"match_loss_{i + 1}": r[3] for i, r in enumerate(results)})
 
 
-def budgets_within(rho_each: float, count: int, rho_left: float) -> list[float]:
-    """``count`` budgets of ``rho_each``, or, where together they would ask more than ``rho_left`` (the
-    rounds' ρ / rounds, times rounds, can round one ulp above the share they split: a CI run of the
-    SPLICE notebook asked 0.021228943590336568 with 0.021228943590336564 left), ``rho_left`` split evenly."""
-    if Fraction(rho_each) * count <= Fraction(rho_left):
-        return [rho_each] * count
-    return split_rho(rho_left, [1.0] * count)
-
-
 def pair_round_rho(rho: float, rounds: int) -> tuple[float, float]:
-    """(selection ρ, measurement ρ) of one of ``rounds`` pair rounds sharing ``rho`` (public)."""
-    return tuple(split_rho(rho / max(1, rounds), [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE]))
+    """(selection ρ, measurement ρ) of one of ``rounds`` pair rounds sharing ``rho`` (public); the
+    rounds together never ask more than ``rho`` (ρ / rounds can round up: a CI run's 70 pair
+    measurements asked 0.021228943590336568 with 0.021228943590336564 left)."""
+    per_round = split_rho(rho, [1.0] * max(1, rounds))[0]  # equal shares whose exact sum is within rho
+    return tuple(split_rho(per_round, [PAIR_SELECT_SHARE, 1.0 - PAIR_SELECT_SHARE]))
