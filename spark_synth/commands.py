@@ -46,7 +46,7 @@ def run(config: RunConfig, spark=None, evaluate: dict | None = None) -> dict:
 
         evaluate = check_request(evaluate, schema, config.output, config.overwrite)
     check_before_spark(spark, config.spark_profile, input=config.input, output=config.output, overwrite=config.overwrite)
-    engine, engine_options, choice = resolve_engine(config.engine, len(schema), config.engine_options)
+    engine, engine_options, choice = resolve_engine(config.engine, schema, config.engine_options, config.epsilon)
     synth = Synthesizer(engine, epsilon=config.epsilon, delta=config.delta, out_of_domain=config.out_of_domain,
                         engine_options=engine_options, privacy_unit=config.privacy_unit,
                         max_rows_per_unit=config.max_rows_per_unit)  # before Spark starts: a bad engine fails fast
@@ -135,7 +135,7 @@ def fit_and_save(*, input: str, schema: str, engine: str, epsilon: float, delta:
         raise ParameterError("model", "a directory without a saved synthesizer (choose a new path)", model)
     parsed = load_schema(schema)
     check_before_spark(spark, spark_profile, input=input)
-    engine, engine_options, choice = resolve_engine(engine, len(parsed), engine_options)
+    engine, engine_options, choice = resolve_engine(engine, parsed, engine_options, epsilon)
     synth = Synthesizer(engine, epsilon=epsilon, delta=delta, out_of_domain=out_of_domain, engine_options=engine_options,
                         privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit)
     dataset = dataset_key(dataset_id, input)

@@ -104,6 +104,27 @@ def test_a_bare_output_name_is_a_catalog_table_and_says_so(spark, adult_sample_p
     spark.sql(f"DROP TABLE {name}")
 
 
+def test_auto_gives_fpt_the_3_way_workload_on_a_categorical_table_at_epsilon_1(spark, tmp_path, capsys):
+    """``auto`` reads the run's ε: a table of categorical columns only gets ``max_way=3`` at ε = 1 (not at 0.3),
+    said on stderr and in the JSON line's ``engine_choice``."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, 600)
+    rows = [f"{x},{(x + rng.integers(0, 2)) % 3},{'yn'[(x + y) % 2]}" for x, y in zip(a, rng.integers(0, 2, 600))]
+    (tmp_path / "t.csv").write_text("a,b,c\n" + "\n".join(rows) + "\n")
+    (tmp_path / "t.schema.json").write_text(json.dumps({"columns": [
+        {"name": "a", "type": "categorical", "categories": ["0", "1", "2"]},
+        {"name": "b", "type": "categorical", "categories": ["0", "1", "2"]},
+        {"name": "c", "type": "categorical", "categories": ["y", "n"]}]}))
+    for epsilon, options in (("1", {"max_way": 3}), ("0.3", None)):
+        code, stdout, stderr = _run(capsys, "run", "--input", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "t.schema.json"),
+                                    "--epsilon", epsilon, "--delta", "1e-9", "--rows", "100", "--seed", "1", "--no-mlflow",
+                                    "--output", str(tmp_path / f"out{epsilon}.parquet"))
+        assert code == 0, stderr
+        summary = json.loads(stdout)
+        assert summary["engine"] == "fpt" and summary["engine_choice"].get("engine_options") == options
+        assert ("max_way=3" in stderr) == (options is not None)
+
+
 @pytest.mark.parametrize("case", ["missing_input", "absent_column", "unknown_type", "unwritable", "existing_output", "out_of_domain"])
 def test_bad_input_one_line_error_no_output(spark, adult_sample_paths, tmp_path, capsys, case):
     data, schema = adult_sample_paths

@@ -4,7 +4,8 @@ import pytest
 
 from spark_synth.config import RunConfig, load_job_config
 from spark_synth.engines import get_engine
-from spark_synth.engines.choice import MAX_FPT_COLUMNS, choose_engine, resolve_engine
+from spark_synth.engines.choice import MAX_FPT_COLUMNS, THREE_WAY_EPSILON, choose_engine, resolve_engine
+from spark_synth.schema import Column, ColumnType, Schema
 from spark_synth.errors import ParameterError
 
 
@@ -20,13 +21,30 @@ def test_fpt_up_to_the_measured_width_then_dgm_on_partitions_and_independent_wit
     assert choose_engine(15).engine == "fpt"  # this test environment has torch
 
 
+def _schema(*numeric: bool) -> Schema:
+    return Schema([Column(f"n{i}", ColumnType.INTEGER, min=0, max=9) if is_numeric else
+                   Column(f"c{i}", ColumnType.CATEGORICAL, categories=("a", "b")) for i, is_numeric in enumerate(numeric)])
+
+
+def test_fpt_gets_the_3_way_workload_on_categorical_tables_from_epsilon_1():
+    categorical, mixed = _schema(False, False, False), _schema(False, True, False)
+    assert resolve_engine("auto", categorical, None, THREE_WAY_EPSILON)[:2] == ("fpt", {"max_way": 3})
+    assert resolve_engine("auto", categorical, None, 3.0)[2].options == {"max_way": 3}
+    assert "max_way=3" in resolve_engine("auto", categorical, None, 3.0)[2].reason
+    assert resolve_engine("auto", categorical, None, 0.3)[:2] == ("fpt", None)  # too little budget for 3-way tables
+    assert resolve_engine("auto", mixed, None, 3.0)[:2] == ("fpt", None)  # a numeric column: 2-way
+    assert resolve_engine("auto", categorical, None)[:2] == ("fpt", None)  # no epsilon given: the engine's default
+    assert choose_engine(3, torch_installed=False, epsilon=3.0, categorical_only=True).engine == "independent"
+
+
 def test_auto_resolves_only_itself_and_refuses_engine_options():
-    assert resolve_engine("splice", 15, {"components": 4}) == ("splice", {"components": 4}, None)
-    engine, options, choice = resolve_engine("auto", 15, None)
+    schema = _schema(*[False] * 15)
+    assert resolve_engine("splice", schema, {"components": 4}) == ("splice", {"components": 4}, None)
+    engine, options, choice = resolve_engine("auto", schema, None)
     assert (engine, options, choice.engine) == ("fpt", None, "fpt")
     assert choice.as_dict() == {"engine": "fpt", "reason": choice.reason}
     with pytest.raises(ParameterError, match="engine_options.*name the engine"):
-        resolve_engine("auto", 15, {"iterations": 5})
+        resolve_engine("auto", schema, {"iterations": 5})
     with pytest.raises(ParameterError, match="auto.*choose_engine"):
         get_engine("auto")
 
