@@ -4,7 +4,8 @@ import pytest
 
 from spark_synth.config import RunConfig, load_job_config
 from spark_synth.engines import get_engine
-from spark_synth.engines.choice import MAX_FPT_COLUMNS, THREE_WAY_EPSILON, choose_engine, resolve_engine
+from spark_synth.engines.choice import (MAX_FPT_COLUMNS, TARGET_TRIPLE_COLUMNS, TARGET_TRIPLES_BELOW_EPSILON, THREE_WAY_EPSILON,
+                                        choose_engine, resolve_engine)
 from spark_synth.schema import Column, ColumnType, Schema
 from spark_synth.errors import ParameterError
 
@@ -21,9 +22,24 @@ def test_fpt_up_to_the_measured_width_then_dgm_on_partitions_and_independent_wit
     assert choose_engine(15).engine == "fpt"  # this test environment has torch
 
 
-def _schema(*numeric: bool) -> Schema:
+def _schema(*numeric: bool, target: str | None = None) -> Schema:
     return Schema([Column(f"n{i}", ColumnType.INTEGER, min=0, max=9) if is_numeric else
-                   Column(f"c{i}", ColumnType.CATEGORICAL, categories=("a", "b")) for i, is_numeric in enumerate(numeric)])
+                   Column(f"c{i}", ColumnType.CATEGORICAL, categories=("a", "b")) for i, is_numeric in enumerate(numeric)],
+                  target=target)
+
+
+def test_fpt_gets_the_target_triples_below_epsilon_1_on_wide_tables_with_a_categorical_target():
+    wide = [True] + [False] * (TARGET_TRIPLE_COLUMNS - 1)  # one numeric column: not categorical-only
+    below = TARGET_TRIPLES_BELOW_EPSILON / 2
+    chosen = resolve_engine("auto", _schema(*wide, target="c1"), None, below)
+    assert chosen[:2] == ("fpt", {"target_triples": True}) and "target_triples" in chosen[2].reason
+    assert resolve_engine("auto", _schema(*wide, target="c1"), None, TARGET_TRIPLES_BELOW_EPSILON)[1] is None
+    assert resolve_engine("auto", _schema(*wide[:-1], target="c1"), None, below)[1] is None  # too few columns
+    assert resolve_engine("auto", _schema(*wide, target="n0"), None, below)[1] is None  # a regression target
+    assert resolve_engine("auto", _schema(*wide), None, below)[1] is None  # no target
+    categorical = _schema(*[False] * TARGET_TRIPLE_COLUMNS, target="c0")
+    assert resolve_engine("auto", categorical, None, below)[1] == {"target_triples": True}
+    assert resolve_engine("auto", categorical, None, THREE_WAY_EPSILON)[1] == {"max_way": 3}
 
 
 def test_fpt_gets_the_3_way_workload_on_categorical_tables_from_epsilon_1():

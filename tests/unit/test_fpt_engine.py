@@ -409,6 +409,38 @@ def test_state_round_trip_samples_the_same_rows():
     assert again.fit_summary() == model.fit_summary()
 
 
+def _xor_target(n=6000, seed=0):
+    """A target that is the XOR of two columns (invisible in every 2-way marginal), beside a noise column."""
+    rng = np.random.default_rng(seed)
+    a, b, c = rng.integers(0, 2, n), rng.integers(0, 2, n), rng.integers(0, 3, n)
+    t = np.where(rng.random(n) < 0.95, a ^ b, 1 - (a ^ b))
+    schema = schema_from_dict({"target": "t", "task": "classification", "columns": [
+        {"name": n_, "type": "categorical", "categories": cats, "nullable": False}
+        for n_, cats in (("a", ["0", "1"]), ("b", ["0", "1"]), ("c", ["0", "1", "2"]), ("t", ["no", "yes"]))]})
+    frame = pd.DataFrame({"a": a.astype(str), "b": b.astype(str), "c": c.astype(str), "t": np.array(["no", "yes"])[t]})
+    return schema, frame
+
+
+def test_target_triples_join_the_workload_and_carry_what_no_pair_shows():
+    from spark_synth.engines.fpt.workload_plan import _pmw_workload
+
+    schema, frame = _xor_target()
+    plain, triples = (_pmw_workload(schema, FptConfig(target_triples=on)) for on in (False, True))
+    assert {c.scope for c in plain.candidates} == {(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)}
+    assert {c.scope for c in triples.candidates} - {c.scope for c in plain.candidates} == {(0, 1, 3), (0, 2, 3), (1, 2, 3)}
+    weight = {c.scope: c.weight for c in triples.candidates}
+    assert weight[(0, 3)] > weight[(0, 1)]  # the workload's weights follow it: the target's marginals weigh more
+    assert {c.scope for c in _pmw_workload(schema, FptConfig(max_way=3, target_triples=True)).candidates} == \
+        {c.scope for c in _pmw_workload(schema, FptConfig(max_way=3)).candidates}  # 3-way: nothing to add
+    rates = {}
+    for on in (False, True):
+        model = exact_fit(get_engine("fpt", target_triples=on, rounds_per_column=2.0, iterations=100), schema, frame)
+        synthetic = _sample(model, schema, 20_000)
+        agree = (synthetic["a"] != synthetic["b"]) == (synthetic["t"] == "yes")
+        rates[on] = float(agree.mean())
+    assert rates[True] > 0.9 and rates[False] < 0.65, rates  # pairs alone leave t independent of (a, b)
+
+
 @pytest.mark.parametrize("options, name", [
     ({"mode": "greedy"}, "fpt.mode"),
     ({"max_way": 4}, "fpt.max_way"),
@@ -425,6 +457,7 @@ def test_state_round_trip_samples_the_same_rows():
     ({"target_pair_level": 2}, "fpt.target_pair_level"),
     ({"target_pair_level": True}, "fpt.target_pair_level"),
     ({"target_split": "cells"}, "fpt.target_split"),
+    ({"target_triples": "yes"}, "fpt.target_triples"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

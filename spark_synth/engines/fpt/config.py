@@ -33,6 +33,7 @@ class FptConfig:
     target_share: float = 0.2
     target_pair_level: float = 0.01
     target_split: str = "model"
+    target_triples: bool = False
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -71,6 +72,8 @@ class FptConfig:
                 and 0 <= self.target_pair_level <= 1):
             raise ParameterError("fpt.target_pair_level", "a number in [0, 1] (0: every target pair enters the model)",
                                  self.target_pair_level)
+        if not isinstance(self.target_triples, bool):
+            raise ParameterError("fpt.target_triples", "true or false", self.target_triples)
         if self.target_split not in TARGET_SPLITS:
             raise ParameterError("fpt.target_split", f"one of {list(TARGET_SPLITS)}", self.target_split)
         if self.fit_precision not in FIT_PRECISIONS:

@@ -47,6 +47,8 @@ def _marginal_workload(schema: Schema, o: FptConfig) -> tuple[list, list[str], l
 
 def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
     groupings, crosses, workload = _marginal_workload(schema, o)
+    if o.target_triples and o.max_way == 2 and _target_index(schema, groupings) is not None:
+        workload = workload + target_triples(schema, _target_index(schema, groupings), o.max_marginal_cells, groupings)
     cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
                     for c in crosses if c != col.name]
     weights = candidates_and_weights(workload + cross_scopes)
@@ -154,3 +156,10 @@ def target_pair_weights(schema: Schema, pair_scopes: list, groupings, target: in
         return [1.0] * len(pair_scopes)
     view = groupings if split == "model" else target_view(groupings, target)
     return first_shares([cells(schema, scope, view) for scope in pair_scopes])
+
+
+def target_triples(schema: Schema, target: int, max_cells: int, groupings) -> list[tuple]:
+    """Every (column, column, target) scope whose table fits ``max_cells`` (public sizes only)."""
+    others = [j for j in range(len(schema)) if j != target]
+    scopes = [tuple(sorted((a, b, target))) for i, a in enumerate(others) for b in others[i + 1:]]
+    return [s for s in scopes if cells(schema, s, groupings) <= max_cells]
