@@ -1,13 +1,13 @@
-"""``--engine auto``: which engine to fit, from public facts only (the schema and what is installed).
+"""``--engine auto``: which engine to fit, from public facts only (the schema, the run's ε and what is installed).
 
-Never the data: the choice reads the schema's column count and whether PyTorch is importable, so it
-costs no budget and is the same for every table with that schema. The rule follows the measured
+Never the data: the choice reads the schema's columns and target, the run's ε and whether PyTorch is
+importable, so it costs no budget and is the same for every table with that schema and ε. The rule follows the measured
 guidance (benchmarks/RESULTS.md: "FPT at scale", and issue 50's yardstick of every shared table at
 ε = 0.3, 1 and 3, the README's engine table):
 
 * ``fpt`` when PyTorch is installed and the table has at most :data:`MAX_FPT_COLUMNS` columns — on
-  issue 50's yardstick (seven shared tables at ε = 0.3, 1 and 3) its 2-/3-way TVD is at or below the
-  better of AIM and MST in 20 of the 21 cells (not mushroom's 3-way at ε = 1); of our engines it has
+  issue 50's yardstick (seven shared tables at ε = 0.3, 1 and 3), with the workload below, its
+  2-/3-way TVD is at or below the better of AIM and MST in all 21 cells; of our engines it has
   the best TSTR (R² too) in all but one cell (california_housing at ε = 0.3, where SPLICE's R² is
   0.01 higher at a much higher TVD) and the lowest 2-/3-way TVD on every table but german_credit
   (800 rows: ``independent``'s is lower there, its TSTR lower); and it ran on 108- and 300-column
