@@ -152,6 +152,9 @@ def _large_table(n: int, seed: int) -> list[dict]:
 #: (≈ 500 rows would do for these options), so SPLICE measures its moments and keeps a share for pairs
 #: instead of falling back to its 1-way product as it does on the 24 rows of D.
 D_LARGE = _large_table(2000, 45)
+#: Few enough rows that SPLICE's moments stay below their noise (its small-table path), enough that no
+#: column's noisy counts all fall below the floor (on the 24 rows of D: 2.7 % of fits, and the run is refused).
+D_MEDIUM = _large_table(200, 46)
 D_LARGE_PRIME = D_LARGE + [WORST_ROW]
 
 EPSILON, DELTA, ROWS, SEED = "1", "1e-9", "300", "7"
@@ -162,8 +165,8 @@ CASES = {
     # on 24 rows a column's noisy 1-way counts can all fall below the floor, and the run is refused
     # (a column all null: once in a CI run of 2026-12-06): 2,000 rows
     "independent": ("independent", [], D_LARGE),
-    # on 24 rows SPLICE falls back to its anchors' 1-way product (no moments, pairs or pooled fits)
-    "splice": ("splice", SPLICE_SMALL, D),
+    # on 200 rows SPLICE falls back to its anchors' 1-way product (no moments, pairs or pooled fits)
+    "splice": ("splice", SPLICE_SMALL, D_MEDIUM),
     # on 24 rows FPT's DP estimate of a column can come out all null (the run is then refused): 2,000 rows
     "fpt": ("fpt", FPT_SMALL, D_LARGE),
     # SPLICE's whole method: 1-way anchors, the (adaptive) moment query, a first Match, pair anchors
@@ -622,8 +625,13 @@ def _check_dgm(side: dict, coupling: CoupledNoise) -> None:
     assert side["cli"]["run"]["stdout"]["join"], side["cli"]["run"]["stdout"]
 
 
-#: Per case, what shows the engine's own machinery ran (not a fallback).
-MACHINERY = {"splice-moments": _check_splice_moments, "dgm": _check_dgm}
+def _check_splice_small(side: dict, coupling: CoupledNoise) -> None:
+    stderr = side["cli"]["run"]["stderr"]
+    assert any("too few rows" in line for line in stderr), stderr  # the small-table path: the 1-way product
+
+
+#: Per case, what shows the engine's own machinery ran (or, for "splice", its small-table path).
+MACHINERY = {"splice": _check_splice_small, "splice-moments": _check_splice_moments, "dgm": _check_dgm}
 
 
 def test_uncoupled_draw_is_caught(monkeypatch):
