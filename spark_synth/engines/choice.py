@@ -103,10 +103,15 @@ def resolve_engine(engine: str, schema, engine_options, epsilon: float | None = 
         raise ParameterError("engine_options", "none with --engine auto: name the engine they belong to (e.g. --engine fpt)",
                              sorted(engine_options) if isinstance(engine_options, dict) else engine_options)
     choice = choose_engine(len(schema), epsilon=epsilon, categorical_only=categorical_only(schema),
-                           categorical_target=schema.target is not None and schema[schema.target].type.is_discrete)
+                           categorical_target=categorical_target(schema))
     return choice.engine, dict(choice.options) or None, choice
 
 
 def categorical_only(schema) -> bool:
     """Whether every column of ``schema`` has categories (no numeric or date column)."""
     return all(column.type.is_discrete for column in schema)
+
+
+def categorical_target(schema) -> bool:
+    """Whether ``schema`` names a target and it has categories (a classification target)."""
+    return schema.target is not None and schema[schema.target].type.is_discrete

@@ -47,15 +47,16 @@ def _marginal_workload(schema: Schema, o: FptConfig) -> tuple[list, list[str], l
 
 def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
     groupings, crosses, workload = _marginal_workload(schema, o)
-    if o.target_triples and o.max_way == 2 and _target_index(schema, groupings) is not None:
-        workload = workload + target_triples(schema, _target_index(schema, groupings), o.max_marginal_cells, groupings)
+    target_column = _target_index(schema, groupings)
+    if o.target_triples and o.max_way == 2 and target_column is not None:
+        workload = workload + target_triples(schema, target_column, o.max_marginal_cells, groupings)
     cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
                     for c in crosses if c != col.name]
     weights = candidates_and_weights(workload + cross_scopes)
     weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
     levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
     one_way = one_way_queries(schema)
-    target = _target_index(schema, groupings) if o.target_share > 0 else None
+    target = target_column if o.target_share > 0 else None
     view = None if target is None else target_view(groupings, target)
     pair_scopes = [] if target is None else [
         tuple(sorted((j, target))) for j in range(len(schema))
