@@ -36,7 +36,9 @@ def run_and_report(action, debug: bool = False) -> int:
         try:
             with jvm_console_to_log():
                 summary = action()
+            interrupt.finished = True  # decided: a Ctrl-C from here on (the exit below) changes nothing
         except BaseException as exc:
+            interrupt.finished = True  # decided: no KeyboardInterrupt between this block and the exit
             if not interrupt.requested and isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             return _report_failure(exc, interrupt, debug)

@@ -128,3 +128,45 @@ def test_sigint_during_a_spark_job_cancels_it_and_keeps_the_session(spark):
     assert time.monotonic() - started < 60, "the job was not cancelled promptly"
     assert spark.range(5).count() == 5  # the same session, the same connection: still answering
     assert signal.getsignal(signal.SIGINT) is not guard.handle  # the previous handler is back
+
+
+def test_sigint_between_the_arrow_server_and_its_connection_does_not_hang(spark, monkeypatch):
+    """In process, at the one instant that hung a CLI run in CI: SIGINT after the JVM opened the
+    one-shot socket server of ``toArrow`` and before PySpark connected to it. A KeyboardInterrupt
+    raised there skips the connection, and PySpark's ``finally`` (``getResult()``, no timeout) waits
+    for ever; it must be left to PySpark (the job is cancelled) and the call must end. Should it be
+    raised there again, this test takes the connection itself so that it fails instead of hanging."""
+    import pyspark.sql.pandas.conversion as conversion
+    from pyspark.util import _create_local_socket
+
+    original, raised_before_connecting = conversion._load_from_socket, []
+
+    def sigint_first(sock_info, serializer):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs at the next step, still in this frame
+            time.sleep(0.2)
+        except KeyboardInterrupt:  # the hang: take the connection PySpark's finally waits for, cancel its job
+            raised_before_connecting.append(True)
+            stream, stop = _create_local_socket(sock_info), threading.Event()
+
+            def cancel_until_read():
+                while not stop.wait(0.2):
+                    spark.sparkContext.cancelAllJobs()
+
+            threading.Thread(target=cancel_until_read, daemon=True).start()
+            stream.read()
+            stop.set()
+            raise
+        return original(sock_info, serializer)
+
+    monkeypatch.setattr(conversion, "_load_from_socket", sigint_first)
+    started, caught = time.monotonic(), None
+    with interrupts() as guard:
+        try:
+            spark.range(0, 10**13, numPartitions=2).selectExpr("sum(id * 7 % 13)").toArrow()
+        except BaseException as exc:  # noqa: BLE001 (what Ctrl-C turns into is the point of the test)
+            caught = exc
+    assert not raised_before_connecting, "KeyboardInterrupt raised inside PySpark, before its connection"
+    assert guard.requested and caught is not None, "the job was not interrupted"
+    assert time.monotonic() - started < 60, "the job was not cancelled promptly"
+    assert spark.range(5).count() == 5
