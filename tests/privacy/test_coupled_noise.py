@@ -6,9 +6,10 @@ run, pyfunc model, budget ledger → written Delta table → one JSON line) for 
 :data:`CASES`, plus ``fit`` (→ saved ``synthesizer.json`` + its MLflow run) and ``sample`` (→ a
 Delta table from the saved model) for the default engine. The cases:
 
-* ``independent``, ``splice`` on D, 24 rows (on so few rows SPLICE falls back to its anchors' 1-way
-  product); ``fpt`` on the 2,000-row table below (on 24 rows its DP estimate of a column can come out
-  all null, and the run is then refused before anything is written);
+* ``independent`` and ``fpt`` on the 2,000-row table below (:data:`D_LARGE`), ``splice`` on a
+  200-row one (:data:`D_MEDIUM`, where SPLICE falls back to its anchors' 1-way product): on a few
+  dozen rows a column's DP estimate can come out all null, and the run is then refused before
+  anything is written;
 * ``splice-moments``: SPLICE on a 2,000-row table over the same schema (:data:`D_LARGE`), where its
   whole method runs — 1-way anchors, the adaptive moment query, a first Match, pair anchors each
   chosen by the exponential mechanism and measured, and two Matches pooled (``fits=2``). Asserted
@@ -128,13 +129,9 @@ SCHEMA = {
         {"name": "edu", "type": "ordinal", "categories": [1, 2, 3], "nullable": False},
     ]
 }
-_rng = np.random.default_rng(12)
-D = [{"age": str(int(_rng.integers(17, 91))), "hours": f"{_rng.uniform(0, 100):.1f}",
-      "sex": ["Female", "Male", ""][int(_rng.integers(0, 3))], "edu": str(int(_rng.integers(1, 4)))} for _ in range(24)]
 #: The added row: every value outside its public domain — a number beyond int64 (clipped to max), −∞
 #: (clipped to min), an unknown category (→ null) and a null in a non-nullable column (→ its fixed code).
 WORST_ROW = {"age": "99999999999999999999999", "hours": "-inf", "sex": "Unknown", "edu": ""}
-D_PRIME = D + [WORST_ROW]
 
 
 def _large_table(n: int, seed: int) -> list[dict]:
@@ -150,10 +147,10 @@ def _large_table(n: int, seed: int) -> list[dict]:
 
 #: 2,000 rows: at ε = 1 the DP row count is well above ``min_moment_snr`` (10) × the moments' noise σ
 #: (≈ 500 rows would do for these options), so SPLICE measures its moments and keeps a share for pairs
-#: instead of falling back to its 1-way product as it does on the 24 rows of D.
+#: instead of falling back to its 1-way product as it does on the 200 rows of D_MEDIUM.
 D_LARGE = _large_table(2000, 45)
 #: Few enough rows that SPLICE's moments stay below their noise (its small-table path), enough that no
-#: column's noisy counts all fall below the floor (on the 24 rows of D: 2.7 % of fits, and the run is refused).
+#: column's noisy counts all fall below the floor (on 24 rows: 2.7 % of fits, and the run is refused).
 D_MEDIUM = _large_table(200, 46)
 D_LARGE_PRIME = D_LARGE + [WORST_ROW]
 
