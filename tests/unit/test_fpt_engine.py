@@ -458,6 +458,9 @@ def test_target_triples_join_the_workload_and_carry_what_no_pair_shows():
     ({"target_pair_level": True}, "fpt.target_pair_level"),
     ({"target_split": "cells"}, "fpt.target_split"),
     ({"target_triples": "yes"}, "fpt.target_triples"),
+    ({"target_triple_columns": 1}, "fpt.target_triple_columns"),
+    ({"target_triple_columns": True}, "fpt.target_triple_columns"),
+    ({"target_triple_columns": 4, "target_share": 0}, "fpt.target_triple_columns"),
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

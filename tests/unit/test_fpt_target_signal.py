@@ -78,3 +78,44 @@ def test_a_column_independent_of_the_target_with_small_cells_stays_out_of_the_mo
         assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
     assert all("x" not in names for names in left_out)
     assert sum("z" in names for names in left_out) >= 2
+
+
+def test_the_columns_ranked_for_the_target_triples_are_those_whose_pairs_depend_most():
+    """Strong before weak before none, whatever their codes: a 64-code column without dependence
+    (its χ² about its 63 degrees of freedom) does not outrank a 2-code one with a weak dependence."""
+    rng = np.random.default_rng(4)
+    sigma = 40.0
+    strong = np.array([[4000.0, 1000.0], [1000.0, 4000.0]])  # P(t | code) 0.2 / 0.8
+    weak = np.array([[2600.0, 2400.0], [2400.0, 2600.0]])  # 0.48 / 0.52
+    wide_none = np.outer(np.full(64, 160.0), [0.5, 0.5])  # 64 codes, independent of t
+    noisy = [((j, 3), t + rng.normal(0, sigma, t.shape), sigma) for j, t in ((0, strong), (1, weak), (2, wide_none))]
+    from spark_synth.engines.fpt.target_signal import strongest_columns
+    assert strongest_columns(noisy, 3, 3) == [0, 1, 2]
+    assert strongest_columns(noisy, 3, 1) == [0]
+    flipped = [((3, 5), strong.T + rng.normal(0, sigma, (2, 2)), sigma)]  # the target first in the scope
+    assert strongest_columns(flipped, 3, 2) == [5]
+
+
+def test_fpt_offers_only_the_triples_of_the_columns_its_pairs_rank_first():
+    """x1 and x2 carry the target (and their triple with it), z1..z3 do not: with
+    target_triple_columns=2 the first pass ranks x1 and x2 first, and every triple a round
+    selects is (x1, x2, y)."""
+    rng = np.random.default_rng(6)
+    n = 20_000
+    x1, x2 = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    rate = np.array([0.1, 0.4, 0.7])[x1] * 0.6 + np.array([0.1, 0.3, 0.5])[x2] * 0.6 + 0.1 * ((x1 == 2) & (x2 == 2))
+    y = np.where(rng.random(n) < rate, "yes", "no")
+    columns = {"x1": x1, "x2": x2, **{f"z{k}": rng.integers(0, 3, n) for k in (1, 2, 3)}}
+    schema = schema_from_dict({"target": "y", "task": "classification", "columns": [
+        *({"name": name, "type": "categorical", "categories": ["0", "1", "2"], "nullable": False} for name in columns),
+        {"name": "y", "type": "categorical", "categories": ["no", "yes"], "nullable": False}]})
+    frame = pd.DataFrame({**{name: v.astype(str) for name, v in columns.items()}, "y": y})
+    privacy_filter = PrivacyFilter(PrivacyBudget(3.0, 1e-9))
+    engine = get_engine("fpt", target_triples=True, target_triple_columns=2, rounds_per_column=3.0, iterations=20,
+                        final_iterations=50)
+    model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+    summary = model.fit_summary()
+    assert sorted(summary["target_triple_columns"]) == ["x1", "x2"]
+    triples = [name for name in summary["selected"] if name.count(",") == 2]
+    assert triples and set(triples) == {"marginal[x1, x2, y]"}, summary["selected"]
+    assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)

@@ -34,6 +34,7 @@ class FptConfig:
     target_pair_level: float = 0.01
     target_split: str = "model"
     target_triples: bool = False
+    target_triple_columns: int = 0
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -74,6 +75,12 @@ class FptConfig:
                                  self.target_pair_level)
         if not isinstance(self.target_triples, bool):
             raise ParameterError("fpt.target_triples", "true or false", self.target_triples)
+        if isinstance(self.target_triple_columns, bool) or not isinstance(self.target_triple_columns, int) \
+                or self.target_triple_columns < 0 or self.target_triple_columns == 1:
+            raise ParameterError("fpt.target_triple_columns", "0 (every column) or a whole number >= 2", self.target_triple_columns)
+        if self.target_triple_columns and not self.target_share > 0:
+            raise ParameterError("fpt.target_triple_columns", "0 when target_share is 0: the columns are ranked by their "
+                                 "target pairs, which target_share measures", self.target_triple_columns)
         if self.target_split not in TARGET_SPLITS:
             raise ParameterError("fpt.target_split", f"one of {list(TARGET_SPLITS)}", self.target_split)
         if self.fit_precision not in FIT_PRECISIONS:

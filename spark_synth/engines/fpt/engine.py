@@ -44,10 +44,11 @@ from . import lp
 from .graphical import JunctionTree
 from .model import FptLpModel, FptModel
 from .observations import _lp_target, _observation, _summed_observation, _tensors
-from .target_signal import carries_signal
+from .target_signal import carries_signal, strongest_columns
 from .workload import first_shares
 from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
-from .workload_plan import _lp_workload, _pmw_workload, _shape_key, _workload_candidates, target_pair_weights
+from .workload_plan import (_lp_workload, _pmw_workload, _shape_key, _workload_candidates, target_pair_weights, triples_among,
+                            workload_weights)
 
 _log = layer("engines")
 
@@ -131,6 +132,12 @@ class FptEngine(Engine):
         total = estimate_total(released)  # every histogram of the first pass (levels, target pairs too) estimates N
         released, paired = released[: len(released) - len(pair_scopes)], released[len(released) - len(pair_scopes):]
         paired_with = {(scope[0] if scope[1] == target else scope[1]): (scope, m) for scope, m in zip(pair_scopes, paired)}
+        triple_columns = None
+        if o.target_triple_columns and w.triple_scopes and paired:  # only the triples of the columns the pairs rank first
+            triple_columns = strongest_columns([(s, m.values, m.sigma) for s, m in zip(pair_scopes, paired)], target,
+                                               o.target_triple_columns)
+            weights = workload_weights(schema, w.base_scopes + triples_among(w.triple_scopes, set(triple_columns), target),
+                                       o.max_marginal_cells, groupings)
         counts = [pooled_counts(m, *paired_with[j], target) if j in paired_with else (np.asarray(m.values, dtype=np.float64), m.sigma)
                   for j, m in enumerate(released[: len(one_way)])]
         # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
@@ -143,7 +150,7 @@ class FptEngine(Engine):
         if o.compress_threshold > 0:
             groupings = [g if column.hierarchy or j == target or j in ranged else compress(g, values, sigma, o.compress_threshold)
                          for j, (column, g, (values, sigma)) in enumerate(zip(schema, groupings, counts))]
-        if o.refine_dense or o.compress_threshold > 0 or swamped:
+        if o.refine_dense or o.compress_threshold > 0 or swamped or triple_columns is not None:
             prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
             candidates = [c for c in candidates if _shape_key(c) in prepared]
@@ -220,7 +227,8 @@ class FptEngine(Engine):
                    "selected": [r.selected for r in self.rounds_], "round_rho": [r.rho for r in self.rounds_],
                    "columns_without_nulls": [schema.names[j] for j in absent],
                    "columns_swamped": {schema.names[j]: sizes[j] for j in swamped},
-                   "target_pairs_left_out": [schema.names[j] for j in left_out]}
+                   "target_pairs_left_out": [schema.names[j] for j in left_out],
+                   **({} if triple_columns is None else {"target_triple_columns": [schema.names[j] for j in triple_columns]})}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
                         potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
                         absent=absent)

@@ -72,3 +72,15 @@ def carries_signal(values: np.ndarray, sigma, target_axis: int, level: float, po
         return True  # no test asked for, or a noise-free release (exact test oracles): nothing to test against
     statistic, dof = association_statistic(values, sigma, target_axis)
     return bool(chi2.sf(statistic, dof) < level) or (power_rule and detectable_shift_power(values, sigma, target_axis, level) < MIN_POWER)
+
+
+def strongest_columns(pairs: list, target: int, k: int) -> list[int]:
+    """The ``k`` columns whose target pairs depart most from independence, strongest first: each
+    pair ``(scope, values, sigma)`` is ranked by its χ² statistic standardised by its degrees of
+    freedom, (χ² − dof)/√(2·dof) (about N(0, 1) under independence), so columns with many codes
+    are not favoured for their size. Post-processing of the pairs' release: no budget is spent."""
+    scored = []
+    for scope, values, sigma in pairs:
+        statistic, dof = association_statistic(values, sigma, scope.index(target))
+        scored.append(((statistic - dof) / np.sqrt(2.0 * dof), next(j for j in scope if j != target)))
+    return [j for _, j in sorted(scored, key=lambda s: (-s[0], s[1]))[:k]]

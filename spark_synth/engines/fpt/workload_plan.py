@@ -35,6 +35,8 @@ class _Workload:
     pair_scopes: list
     target_pairs: list
     scan: list
+    base_scopes: list
+    triple_scopes: list
 
 
 def _marginal_workload(schema: Schema, o: FptConfig) -> tuple[list, list[str], list]:
@@ -48,12 +50,12 @@ def _marginal_workload(schema: Schema, o: FptConfig) -> tuple[list, list[str], l
 def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
     groupings, crosses, workload = _marginal_workload(schema, o)
     target_column = _target_index(schema, groupings)
+    triples = []
     if o.target_triples and o.max_way == 2 and target_column is not None:
-        workload = workload + target_triples(schema, target_column, o.max_marginal_cells, groupings)
+        triples = target_triples(schema, target_column, o.max_marginal_cells, groupings)
     cross_scopes = [tuple(sorted((h, schema.names.index(c)))) for h, col in enumerate(schema) if col.hierarchy
                     for c in crosses if c != col.name]
-    weights = candidates_and_weights(workload + cross_scopes)
-    weights = {c: w for c, w in weights.items() if cells(schema, c, groupings) <= o.max_marginal_cells}
+    weights = workload_weights(schema, workload + cross_scopes + triples, o.max_marginal_cells, groupings)
     levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
     one_way = one_way_queries(schema)
     target = target_column if o.target_share > 0 else None
@@ -65,7 +67,19 @@ def _pmw_workload(schema: Schema, o: FptConfig) -> _Workload:
                     for scope in pair_scopes]
     scan = (one_way + [c.query for c in levels] + target_pairs
             + [_at_full_resolution(c.query, schema, groupings) for c in candidates])
-    return _Workload(groupings, crosses, weights, levels, candidates, one_way, target, pair_scopes, target_pairs, scan)
+    return _Workload(groupings, crosses, weights, levels, candidates, one_way, target, pair_scopes, target_pairs, scan,
+                     workload + cross_scopes, triples)
+
+
+def workload_weights(schema: Schema, scopes: list, max_cells: int, groupings) -> dict:
+    """The candidates' workload weights over ``scopes`` (AIM's), those whose table fits ``max_cells``."""
+    weights = candidates_and_weights(scopes)
+    return {c: w for c, w in weights.items() if cells(schema, c, groupings) <= max_cells}
+
+
+def triples_among(triple_scopes: list, columns: set, target: int) -> list:
+    """The (column, column, target) scopes whose two columns are both in ``columns``."""
+    return [s for s in triple_scopes if all(j == target or j in columns for j in s)]
 
 
 def _lp_workload(schema: Schema, o: FptConfig) -> tuple[list, list[Candidate], int]:
