@@ -4,8 +4,9 @@ import pytest
 
 from spark_synth.config import RunConfig, load_job_config
 from spark_synth.engines import get_engine
-from spark_synth.engines.choice import (MAX_FPT_COLUMNS, TARGET_TRIPLE_COLUMNS, TARGET_TRIPLES_BELOW_EPSILON, THREE_WAY_EPSILON,
-                                        choose_engine, resolve_engine)
+from spark_synth.engines.choice import (ALL_TARGET_TRIPLES_BELOW_EPSILON, MAX_FPT_COLUMNS, STRONGEST_TARGET_COLUMNS,
+                                        TARGET_TRIPLE_COLUMNS, TARGET_TRIPLES_BELOW_EPSILON, THREE_WAY_EPSILON, choose_engine,
+                                        resolve_engine)
 from spark_synth.schema import Column, ColumnType, Schema
 from spark_synth.errors import ParameterError
 
@@ -28,11 +29,16 @@ def _schema(*numeric: bool, target: str | None = None) -> Schema:
                   target=target)
 
 
-def test_fpt_gets_the_target_triples_below_epsilon_1_on_wide_tables_with_a_categorical_target():
+def test_fpt_gets_the_target_triples_on_wide_tables_with_a_categorical_target_below_epsilon_3():
     wide = [True] + [False] * (TARGET_TRIPLE_COLUMNS - 1)  # one numeric column: not categorical-only
-    below = TARGET_TRIPLES_BELOW_EPSILON / 2
+    below = ALL_TARGET_TRIPLES_BELOW_EPSILON / 2
+    assert (ALL_TARGET_TRIPLES_BELOW_EPSILON, TARGET_TRIPLES_BELOW_EPSILON, STRONGEST_TARGET_COLUMNS) == (1.0, 3.0, 4)
     chosen = resolve_engine("auto", _schema(*wide, target="c1"), None, below)
     assert chosen[:2] == ("fpt", {"target_triples": True}) and "target_triples" in chosen[2].reason
+    strongest = resolve_engine("auto", _schema(*wide, target="c1"), None, ALL_TARGET_TRIPLES_BELOW_EPSILON)
+    assert strongest[:2] == ("fpt", {"target_triples": True, "target_triple_columns": 4})
+    assert "target_triple_columns=4" in strongest[2].reason
+    assert get_engine("fpt", **strongest[1]).options.target_triple_columns == 4  # options the engine accepts
     assert resolve_engine("auto", _schema(*wide, target="c1"), None, TARGET_TRIPLES_BELOW_EPSILON)[1] is None
     assert resolve_engine("auto", _schema(*wide[:-1], target="c1"), None, below)[1] is None  # too few columns
     assert resolve_engine("auto", _schema(*wide, target="n0"), None, below)[1] is None  # a regression target
