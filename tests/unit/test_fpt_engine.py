@@ -246,15 +246,17 @@ def test_columns_without_nulls_get_none_where_compression_merges_the_null_with_r
     # german_credit-like: 800 rows, ε = 0.3, a rare code per column that compression merges with the
     # null code; before the fix the merged group's rows went to the null code in proportion to the noise
     rng = np.random.default_rng(3)
-    n, names = 800, ["p", "q", "r", "s"]
+    n, names = 800, [f"x{k}" for k in range(12)]
     frame = pd.DataFrame({name: rng.choice(["a", "b", "c"], n, p=[0.85, 0.14, 0.01]) for name in names})
     schema = schema_from_dict({"columns": [{"name": name, "type": "categorical", "categories": ["a", "b", "c"]} for name in names]})
     model = get_engine("fpt", rounds_per_column=1.0, iterations=20, final_iterations=50).fit(
         schema, oracle_over_frame(frame, schema, PrivacyFilter(PrivacyBudget(0.3, 1e-9))), LocalTaskRunner())
     codes = model.sample_codes(20_000, np.random.default_rng(0))
     with_nulls = [name for j, name in enumerate(names) if (codes[:, j] == schema.columns[j].null_code).mean() > 0]
-    # a null count passes the 2σ floor by noise with probability 0.023 per column: two of four, 0.003
-    assert len(with_nulls) <= 1, with_nulls
+    # a null count passes the 2σ floor by noise with probability 0.023 per column (150 fits of four
+    # columns: 0.023), so four of twelve or more about once in 7,000 runs (two of four, the earlier
+    # bar, failed a CI run: 0.003); without the rule (null floors off) 8 to 12 of 12 had nulls (ten fits)
+    assert len(with_nulls) <= 3, with_nulls
 
 
 def test_compressed_model_has_small_domains_refines_back_and_scans_once():
