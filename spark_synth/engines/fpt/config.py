@@ -35,6 +35,7 @@ class FptConfig:
     target_split: str = "model"
     target_triples: bool = False
     target_triple_columns: int = 0
+    every_triple_at_noise_share: float = 0.0
     select_share: float = 0.1
     iterations: int = 60
     final_iterations: int = 300
@@ -81,6 +82,12 @@ class FptConfig:
         if self.target_triple_columns and not self.target_share > 0:
             raise ParameterError("fpt.target_triple_columns", "0 when target_share is 0: the columns are ranked by their "
                                  "target pairs, which target_share measures", self.target_triple_columns)
+        share = self.every_triple_at_noise_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ParameterError("fpt.every_triple_at_noise_share", "a number in [0, 1] (0: never)", share)
+        if share and not self.target_triple_columns:
+            raise ParameterError("fpt.every_triple_at_noise_share", "0 unless target_triple_columns >= 2: it decides when "
+                                 "those columns' triples give way to every triple", share)
         if self.target_split not in TARGET_SPLITS:
             raise ParameterError("fpt.target_split", f"one of {list(TARGET_SPLITS)}", self.target_split)
         if self.fit_precision not in FIT_PRECISIONS:

@@ -44,7 +44,7 @@ from . import lp
 from .graphical import JunctionTree
 from .model import FptLpModel, FptModel
 from .observations import _lp_target, _observation, _summed_observation, _tensors
-from .target_signal import carries_signal, strongest_columns
+from .target_signal import carries_signal, every_triple_wanted, strongest_columns
 from .workload import first_shares
 from .workload_plan import _CandidatePools  # noqa: F401 (re-exported)
 from .workload_plan import (_lp_workload, _pmw_workload, _shape_key, _workload_candidates, target_pair_weights, triples_among,
@@ -132,12 +132,6 @@ class FptEngine(Engine):
         total = estimate_total(released)  # every histogram of the first pass (levels, target pairs too) estimates N
         released, paired = released[: len(released) - len(pair_scopes)], released[len(released) - len(pair_scopes):]
         paired_with = {(scope[0] if scope[1] == target else scope[1]): (scope, m) for scope, m in zip(pair_scopes, paired)}
-        triple_columns = None
-        if o.target_triple_columns and w.triple_scopes and paired:  # only the triples of the columns the pairs rank first
-            triple_columns = strongest_columns([(s, m.values, m.sigma) for s, m in zip(pair_scopes, paired)], target,
-                                               o.target_triple_columns)
-            weights = workload_weights(schema, w.base_scopes + triples_among(w.triple_scopes, set(triple_columns), target),
-                                       o.max_marginal_cells, groupings)
         counts = [pooled_counts(m, *paired_with[j], target) if j in paired_with else (np.asarray(m.values, dtype=np.float64), m.sigma)
                   for j, m in enumerate(released[: len(one_way)])]
         # post-processing of the 1-ways: ranges holding much of the data get finer, sparse codes merge
@@ -150,22 +144,29 @@ class FptEngine(Engine):
         if o.compress_threshold > 0:
             groupings = [g if column.hierarchy or j == target or j in ranged else compress(g, values, sigma, o.compress_threshold)
                          for j, (column, g, (values, sigma)) in enumerate(zip(schema, groupings, counts))]
-        if o.refine_dense or o.compress_threshold > 0 or swamped or triple_columns is not None:
-            prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
-            levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
-            candidates = [c for c in candidates if _shape_key(c) in prepared]
         sizes = [c.size if g is None else max(g) + 1 for c, g in zip(schema, groupings)]
         absent = absent_nulls(schema, counts, groupings)
-        axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
-        observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
-        observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
         in_pairs = [None if j == target else g for j, g in enumerate(groupings)]  # a pair's target axis is in its groups already
         pairs = [_summed_observation(scope, m, in_pairs, device) for scope, m in zip(pair_scopes, paired)]
         kept = [carries_signal(ob.values.cpu().numpy(), ob.sigma.cpu().numpy() if torch.is_tensor(ob.sigma) else ob.sigma,
                                scope.index(target), o.target_pair_level, power_rule=groupings[target] is None)
                 for scope, ob in zip(pair_scopes, pairs)]
-        observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model
         left_out = sorted(j for scope, keep in zip(pair_scopes, kept) if not keep for j in scope if j != target)
+        triple_columns = None
+        if o.target_triple_columns and w.triple_scopes and paired and not every_triple_wanted(kept, o.every_triple_at_noise_share):
+            # only the triples of the columns the pairs rank first
+            triple_columns = strongest_columns([(s, m.values, m.sigma) for s, m in zip(pair_scopes, paired)], target,
+                                               o.target_triple_columns)
+            weights = workload_weights(schema, w.base_scopes + triples_among(w.triple_scopes, set(triple_columns), target),
+                                       o.max_marginal_cells, w.groupings)
+        if o.refine_dense or o.compress_threshold > 0 or swamped or triple_columns is not None:
+            prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
+            levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
+            candidates = [c for c in candidates if _shape_key(c) in prepared]
+        axes = {id(c): _tensors(c.axes, device) for c in candidates}  # converted once, used every round
+        observations = [_summed_observation((j,), m, groupings, device) for j, m in enumerate(released[: len(one_way)])]
+        observations += [_observation(c, m, device) for c, m in zip(levels, released[len(one_way):])]
+        observations += [ob for ob, keep in zip(pairs, kept) if keep]  # a pair that is mostly noise stays out of the model
         refinements = {j: (groupings[j], without_noise_null(
                                shrunk_shares(values, sigma, swamped[j] or groupings[j], total) if j in swamped
                                else within_group_shares(values, sigma, groupings[j], ordered_codes(schema.columns[j])),
@@ -228,7 +229,8 @@ class FptEngine(Engine):
                    "columns_without_nulls": [schema.names[j] for j in absent],
                    "columns_swamped": {schema.names[j]: sizes[j] for j in swamped},
                    "target_pairs_left_out": [schema.names[j] for j in left_out],
-                   **({} if triple_columns is None else {"target_triple_columns": [schema.names[j] for j in triple_columns]})}
+                   **({} if triple_columns is None else {"target_triple_columns": [schema.names[j] for j in triple_columns]}),
+                   **({"every_target_triple": triple_columns is None} if o.target_triple_columns and w.triple_scopes else {})}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
                         potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
                         absent=absent)

@@ -84,3 +84,14 @@ def strongest_columns(pairs: list, target: int, k: int) -> list[int]:
         statistic, dof = association_statistic(values, sigma, scope.index(target))
         scored.append(((statistic - dof) / np.sqrt(2.0 * dof), next(j for j in scope if j != target)))
     return [j for _, j in sorted(scored, key=lambda s: (-s[0], s[1]))[:k]]
+
+
+def every_triple_wanted(kept: list, share: float) -> bool:
+    """Whether every (column, column, target) triple stays in the workload instead of the strongest
+    columns' (``target_triple_columns``): at least ``share`` of the target pairs were left out as
+    noise (``kept``: :func:`carries_signal` per pair). On such a table (credit_default: the six PAY
+    columns carry the target's pairs, its thirteen amounts and AGE do not) the target's dependence on
+    the other columns can show only jointly with another column, which only their triples measure;
+    where most pairs carry it (bank_marketing: five of twenty left out) the pairs hold it already and
+    every triple takes the rounds from them. Post-processing of the pairs' release. 0: never."""
+    return bool(share) and bool(kept) and (len(kept) - sum(map(bool, kept))) >= share * len(kept)
