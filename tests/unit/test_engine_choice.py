@@ -36,9 +36,10 @@ def test_fpt_gets_the_target_triples_on_wide_tables_with_a_categorical_target_be
     chosen = resolve_engine("auto", _schema(*wide, target="c1"), None, below)
     assert chosen[:2] == ("fpt", {"target_triples": True}) and "target_triples" in chosen[2].reason
     strongest = resolve_engine("auto", _schema(*wide, target="c1"), None, ALL_TARGET_TRIPLES_BELOW_EPSILON)
-    assert strongest[:2] == ("fpt", {"target_triples": True, "target_triple_columns": 4})
-    assert "target_triple_columns=4" in strongest[2].reason
-    assert get_engine("fpt", **strongest[1]).options.target_triple_columns == 4  # options the engine accepts
+    assert strongest[:2] == ("fpt", {"target_triples": True, "target_triple_columns": 4, "every_triple_at_noise_share": 0.4})
+    assert "target_triple_columns=4" in strongest[2].reason and "every_triple_at_noise_share=0.4" in strongest[2].reason
+    accepted = get_engine("fpt", **strongest[1]).options  # options the engine accepts
+    assert (accepted.target_triple_columns, accepted.every_triple_at_noise_share) == (4, 0.4)
     assert resolve_engine("auto", _schema(*wide, target="c1"), None, TARGET_TRIPLES_BELOW_EPSILON)[1] is None
     assert resolve_engine("auto", _schema(*wide[:-1], target="c1"), None, below)[1] is None  # too few columns
     assert resolve_engine("auto", _schema(*wide, target="n0"), None, below)[1] is None  # a regression target

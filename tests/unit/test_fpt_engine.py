@@ -463,6 +463,9 @@ def test_target_triples_join_the_workload_and_carry_what_no_pair_shows():
     ({"target_triple_columns": 1}, "fpt.target_triple_columns"),
     ({"target_triple_columns": True}, "fpt.target_triple_columns"),
     ({"target_triple_columns": 4, "target_share": 0}, "fpt.target_triple_columns"),
+    ({"target_triple_columns": 4, "every_triple_at_noise_share": 1.5}, "fpt.every_triple_at_noise_share"),
+    ({"target_triple_columns": 4, "every_triple_at_noise_share": True}, "fpt.every_triple_at_noise_share"),
+    ({"every_triple_at_noise_share": 0.4}, "fpt.every_triple_at_noise_share"),  # without target_triple_columns
 ])
 def test_bad_options_name_the_option(options, name):
     with pytest.raises(ParameterError, match=name.replace(".", r"\.")):

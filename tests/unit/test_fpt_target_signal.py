@@ -119,3 +119,52 @@ def test_fpt_offers_only_the_triples_of_the_columns_its_pairs_rank_first():
     triples = [name for name in summary["selected"] if name.count(",") == 2]
     assert triples and set(triples) == {"marginal[x1, x2, y]"}, summary["selected"]
     assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+
+
+def test_every_triple_is_wanted_when_enough_target_pairs_were_left_out_as_noise():
+    from spark_synth.engines.fpt.target_signal import every_triple_wanted
+    assert every_triple_wanted([True, False, False], 0.5)  # two of three left out
+    assert every_triple_wanted([True, True, False, False], 0.5)  # exactly the share
+    assert not every_triple_wanted([True, True, False], 0.5)
+    assert not every_triple_wanted([False, False], 0.0)  # 0: never
+    assert not every_triple_wanted([], 0.4)  # no target pairs: nothing to judge by
+
+
+def test_where_most_target_pairs_are_noise_every_triple_is_offered_and_finds_a_dependence_only_triples_show():
+    """z1 moves the target one way where x1 = 0 and the other where x1 = 2, so its own pair with
+    the target is exactly independent (left out as noise, as are z2's and z3's, spread evenly
+    within every cell) while (x1, z1, y) carries the strongest dependence of the table. With two or
+    three of five pairs left out (the χ² test keeps a pure-noise pair now and then) and
+    every_triple_at_noise_share=0.3 every triple is offered and a round selects (x1, z1, y); at 0.7
+    only the triple of x1 and x2 (the columns the pairs rank first) is, and no round can select
+    (x1, z1, y)."""
+    rng = np.random.default_rng(7)
+    blocks = []
+    for x1, x2, z1 in np.ndindex(3, 3, 2):  # 1,000 rows a cell, the target's rate exact in every cell
+        yes = round(1000 * ([0.15, 0.4, 0.65][x1] + [0.0, 0.1, 0.2][x2] + 0.3 * z1 * ((x1 == 0) - (x1 == 2))))
+        blocks.append(pd.DataFrame({"x1": x1, "x2": x2, "z1": z1, "y": np.arange(1000) < yes}))
+    frame = pd.concat(blocks, ignore_index=True)
+    for name in ("z2", "z3"):  # each of 3 codes on a third of every (x1, x2, z1, y) cell
+        frame[name] = frame.groupby(["x1", "x2", "z1", "y"]).cumcount().to_numpy() % 3
+        frame[name] = frame.groupby(["x1", "x2", "z1", "y"])[name].transform(lambda codes: rng.permutation(codes.to_numpy()))
+    frame = frame.astype(str).replace({"y": {"True": "yes", "False": "no"}})
+    schema = schema_from_dict({"target": "y", "task": "classification", "columns": [
+        *({"name": name, "type": "categorical", "categories": ["0", "1", "2"], "nullable": False}
+          for name in ("x1", "x2", "z1", "z2", "z3")),
+        {"name": "y", "type": "categorical", "categories": ["no", "yes"], "nullable": False}]})
+    summaries = {}
+    for share in (0.3, 0.7):
+        privacy_filter = PrivacyFilter(PrivacyBudget(1.0, 1e-9))
+        engine = get_engine("fpt", target_triples=True, target_triple_columns=2, every_triple_at_noise_share=share,
+                            rounds_per_column=3.0, iterations=20, final_iterations=50)
+        model = engine.fit(schema, oracle_over_frame(frame, schema, privacy_filter), LocalTaskRunner())
+        summaries[share] = model.fit_summary()
+        assert privacy_filter.report().rho_spent == pytest.approx(privacy_filter.rho_total, rel=1e-9)
+    for summary in summaries.values():
+        left_out = summary["target_pairs_left_out"]
+        assert set(left_out) <= {"z1", "z2", "z3"} and len(left_out) >= 2, left_out
+    every, strongest = summaries[0.3], summaries[0.7]
+    assert every["every_target_triple"] and "target_triple_columns" not in every
+    assert "marginal[x1, z1, y]" in every["selected"], every["selected"]
+    assert not strongest["every_target_triple"] and sorted(strongest["target_triple_columns"]) == ["x1", "x2"]
+    assert "marginal[x1, z1, y]" not in strongest["selected"], strongest["selected"]

@@ -159,6 +159,9 @@ class FptEngine(Engine):
                                                o.target_triple_columns)
             weights = workload_weights(schema, w.base_scopes + triples_among(w.triple_scopes, set(triple_columns), target),
                                        o.max_marginal_cells, w.groupings)
+        if o.target_triple_columns and w.triple_scopes:
+            _log.info("fpt: %d of %d target pairs left out as noise; target triples: %s", len(left_out), len(pair_scopes),
+                      "every one" if triple_columns is None else "those of " + ", ".join(schema.names[j] for j in triple_columns))
         if o.refine_dense or o.compress_threshold > 0 or swamped or triple_columns is not None:
             prepared = {_shape_key(c) for c in candidates}  # never a candidate the scan skipped
             levels, candidates = _workload_candidates(schema, crosses, o.max_marginal_cells, groupings, weights)
