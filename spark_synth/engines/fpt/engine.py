@@ -152,14 +152,14 @@ class FptEngine(Engine):
                                scope.index(target), o.target_pair_level, power_rule=groupings[target] is None)
                 for scope, ob in zip(pair_scopes, pairs)]
         left_out = sorted(j for scope, keep in zip(pair_scopes, kept) if not keep for j in scope if j != target)
-        triple_columns = None
-        if o.target_triple_columns and w.triple_scopes and paired and not every_triple_wanted(kept, o.every_triple_at_noise_share):
+        triple_columns, ranks_triples = None, bool(o.target_triple_columns and w.triple_scopes)
+        if ranks_triples and paired and not every_triple_wanted(kept, o.every_triple_at_noise_share):
             # only the triples of the columns the pairs rank first
             triple_columns = strongest_columns([(s, m.values, m.sigma) for s, m in zip(pair_scopes, paired)], target,
                                                o.target_triple_columns)
             weights = workload_weights(schema, w.base_scopes + triples_among(w.triple_scopes, set(triple_columns), target),
                                        o.max_marginal_cells, w.groupings)
-        if o.target_triple_columns and w.triple_scopes:
+        if ranks_triples:
             _log.info("fpt: %d of %d target pairs left out as noise; target triples: %s", len(left_out), len(pair_scopes),
                       "every one" if triple_columns is None else "those of " + ", ".join(schema.names[j] for j in triple_columns))
         if o.refine_dense or o.compress_threshold > 0 or swamped or triple_columns is not None:
@@ -233,7 +233,7 @@ class FptEngine(Engine):
                    "columns_swamped": {schema.names[j]: sizes[j] for j in swamped},
                    "target_pairs_left_out": [schema.names[j] for j in left_out],
                    **({} if triple_columns is None else {"target_triple_columns": [schema.names[j] for j in triple_columns]}),
-                   **({"every_target_triple": triple_columns is None} if o.target_triple_columns and w.triple_scopes else {})}
+                   **({"every_target_triple": triple_columns is None} if ranks_triples else {})}
         return Measured(sizes, total, refinements, summary, observations=[ob.to("cpu") for ob in observations],
                         potentials=fitter.potentials(), step=fitter.step, target=target, round_losses=round_losses,
                         absent=absent)

@@ -94,4 +94,4 @@ def every_triple_wanted(kept: list, share: float) -> bool:
     the other columns can show only jointly with another column, which only their triples measure;
     where most pairs carry it (bank_marketing: five of twenty left out) the pairs hold it already and
     every triple takes the rounds from them. Post-processing of the pairs' release. 0: never."""
-    return bool(share) and bool(kept) and (len(kept) - sum(map(bool, kept))) >= share * len(kept)
+    return bool(share and kept) and sum(not keep for keep in kept) >= share * len(kept)
